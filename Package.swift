@@ -1,0 +1,121 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+let swiftSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+]
+
+let package = Package(
+    name: "Kiosk",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "KioskServer", targets: ["KioskServer"]),
+        .library(name: "XMLRPC", targets: ["XMLRPC"]),
+        .library(name: "KioskModels", targets: ["KioskModels"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-auth.git", from: "2.5.0"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+        .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
+    ],
+    targets: [
+        // System libraries named by the product design.
+        .systemLibrary(
+            name: "CLibXML2", pkgConfig: "libxml-2.0",
+            providers: [.apt(["libxml2-dev"]), .brew(["libxml2"])]),
+        .systemLibrary(
+            name: "CZlib", pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"])]),
+
+        // The XML-RPC protocol: codec on libxml2, dispatch, introspection. Knows nothing of kiosks.
+        .target(
+            name: "XMLRPC",
+            dependencies: ["CLibXML2"],
+            swiftSettings: swiftSettings),
+
+        // Codec benchmark (ours vs Python's xmlrpc.client): swift run -c release XMLRPCBenchmark
+        .executableTarget(
+            name: "XMLRPCBenchmark",
+            dependencies: ["XMLRPC"],
+            path: "Benchmarks/XMLRPCBenchmark",
+            swiftSettings: swiftSettings),
+
+        // The kiosk domain: its words, rules and the store interface. No I/O.
+        .target(
+            name: "KioskModels",
+            dependencies: [.product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: swiftSettings),
+
+        // The SQLite store (GRDB): schema, migrations, queries.
+        .target(
+            name: "KioskStorage",
+            dependencies: [
+                "KioskModels",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            swiftSettings: swiftSettings),
+
+        // Editions on disk: publishing, ZIP bundles on zlib, signed links.
+        .target(
+            name: "KioskEditions",
+            dependencies: [
+                "KioskModels", "CZlib",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings),
+
+        // The six wire methods of the 2012 contract, on the XML-RPC layer.
+        .target(
+            name: "KioskRPC",
+            dependencies: [
+                "XMLRPC", "KioskModels",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings),
+
+        // The executable: CLI, configuration, wiring, HTTP.
+        .executableTarget(
+            name: "KioskServer",
+            dependencies: [
+                "XMLRPC", "KioskModels", "KioskStorage", "KioskEditions", "KioskRPC",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "HummingbirdTLS", package: "hummingbird"),
+                .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                .product(name: "Yams", package: "Yams"),
+            ],
+            swiftSettings: swiftSettings),
+
+        .testTarget(
+            name: "XMLRPCTests",
+            dependencies: ["XMLRPC"],
+            swiftSettings: swiftSettings),
+        .testTarget(
+            name: "KioskEditionsTests",
+            dependencies: ["KioskEditions", "KioskStorage", "KioskModels"],
+            swiftSettings: swiftSettings),
+        .testTarget(
+            name: "KioskServerTests",
+            dependencies: [
+                "KioskServer", "XMLRPC", "KioskModels", "KioskStorage", "KioskEditions", "KioskRPC",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ],
+            swiftSettings: swiftSettings),
+    ]
+)

@@ -1,0 +1,253 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Dispatch
+
+/// A failed system call: which call, on what, and the `errno` text.
+public struct SystemError: Error, Sendable, CustomStringConvertible {
+    public let call: String
+    public let path: String
+    public let code: Int32
+
+    public init(_ call: String, _ path: String, code: Int32 = errno) {
+        self.call = call; self.path = path; self.code = code
+    }
+
+    public var description: String { "\(call) \(path): \(String(cString: strerror(code)))" }
+}
+
+/// An open file descriptor, closed when the last reference goes.
+public final class OpenFile: Sendable {
+    public let fd: Int32
+    /// The path it was opened by, for messages.
+    public let path: String
+
+    init(fd: Int32, path: String) { self.fd = fd; self.path = path }
+    deinit { close(fd) }
+
+    /// `fstat` of the open file.
+    public func status() throws -> stat {
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw SystemError("fstat", path) }
+        return info
+    }
+
+    /// Reads up to `count` bytes at `offset` into `buffer`, retrying short reads; returns the bytes read
+    /// (fewer only at the end of the file).
+    public func read(into buffer: UnsafeMutableRawPointer, count: Int, at offset: Int64) throws -> Int {
+        var done = 0
+        while done < count {
+            let n = pread(fd, buffer + done, count - done, off_t(offset) + off_t(done))
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw SystemError("read", path)
+            }
+            if n == 0 { break }
+            done += n
+        }
+        return done
+    }
+
+    /// Reads `count` bytes at `offset` (fewer at the end of the file).
+    public func bytes(at offset: Int64, count: Int) throws -> [UInt8] {
+        guard count > 0 else { return [] }
+        var result = [UInt8](repeating: 0, count: count)
+        let n = try result.withUnsafeMutableBytes { try read(into: $0.baseAddress!, count: count, at: offset) }
+        result.removeLast(count - n)
+        return result
+    }
+
+    /// Writes all of `bytes` at the current offset.
+    public func write(_ bytes: UnsafeRawBufferPointer) throws {
+        var done = 0
+        while done < bytes.count {
+            let n = Glibc.write(fd, bytes.baseAddress! + done, bytes.count - done)
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw SystemError("write", path)
+            }
+            done += n
+        }
+    }
+
+    public func sync() throws {
+        while fsync(fd) != 0 {
+            if errno == EINTR { continue }
+            throw SystemError("fsync", path)
+        }
+    }
+
+    /// Hints the kernel to start reading the whole file now (cold-cache read-ahead).
+    public func willNeed() { _ = posix_fadvise(fd, 0, 0, POSIX_FADV_WILLNEED) }
+}
+
+/// Small wrappers over the system calls the editions code needs, with errors that name the path.
+enum FS {
+    static func open(_ path: String, _ flags: Int32, mode: mode_t = 0o644) throws -> OpenFile {
+        let fd = Glibc.open(path, flags | O_CLOEXEC, mode)
+        guard fd >= 0 else { throw SystemError("open", path) }
+        return OpenFile(fd: fd, path: path)
+    }
+
+    static func openDirectory(_ path: String) throws -> OpenFile {
+        try open(path, O_RDONLY | O_DIRECTORY)
+    }
+
+    /// Opens `relative` below the directory `base`, refusing any symbolic link on the way (every
+    /// component is opened with `O_NOFOLLOW`), any `..`, and anything that is not a directory before the
+    /// last component. The caller checks the last component's type with `fstat`.
+    static func openBeneath(_ base: OpenFile, _ relative: String, flags: Int32 = O_RDONLY) throws -> OpenFile {
+        let components = relative.split(separator: "/", omittingEmptySubsequences: false)
+        guard !components.isEmpty else { throw SystemError("open", relative, code: ENOENT) }
+        var current = base
+        for (index, component) in components.enumerated() {
+            guard !component.isEmpty, component != ".", component != ".." else {
+                throw SystemError("open", relative, code: EACCES)
+            }
+            let last = index == components.count - 1
+            let fd = openat(current.fd, String(component),
+                            (last ? flags : O_RDONLY | O_DIRECTORY) | O_NOFOLLOW | O_CLOEXEC)
+            guard fd >= 0 else {
+                // ELOOP: the file is a symbolic link; ENOTDIR: a file or link where a folder should be.
+                let code = errno
+                throw SystemError("open", base.path + "/" + relative, code: !last && code == ELOOP ? ENOTDIR : code)
+            }
+            current = OpenFile(fd: fd, path: base.path + "/" + components[0...index].joined(separator: "/"))
+        }
+        return current
+    }
+
+    static func lstat(_ path: String) -> stat? {
+        var info = stat()
+        return Glibc.lstat(path, &info) == 0 ? info : nil
+    }
+
+    static func isDirectory(_ info: stat) -> Bool { info.st_mode & S_IFMT == S_IFDIR }
+    static func isRegular(_ info: stat) -> Bool { info.st_mode & S_IFMT == S_IFREG }
+
+    static func exists(_ path: String) -> Bool { lstat(path) != nil }
+
+    /// Creates `path` and missing parents (mode 0755), fsyncing each parent that gained an entry.
+    static func makeDirectories(_ path: String) throws {
+        if let info = lstat(path) {
+            guard isDirectory(info) else { throw SystemError("mkdir", path, code: ENOTDIR) }
+            return
+        }
+        let parent = parentPath(path)
+        if parent != path { try makeDirectories(parent) }
+        if mkdir(path, 0o755) != 0 && errno != EEXIST { throw SystemError("mkdir", path) }
+        try syncDirectory(parent)
+    }
+
+    static func parentPath(_ path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
+    }
+
+    static func syncDirectory(_ path: String) throws {
+        try openDirectory(path).sync()
+    }
+
+    static func rename(_ from: String, _ to: String) throws {
+        guard Glibc.rename(from, to) == 0 else { throw SystemError("rename", "\(from) -> \(to)") }
+    }
+
+    static func unlink(_ path: String) {
+        _ = Glibc.unlink(path)
+    }
+
+    /// The names in a directory (without `.` and `..`).
+    static func list(_ path: String) throws -> [String] {
+        guard let dir = opendir(path) else { throw SystemError("opendir", path) }
+        defer { closedir(dir) }
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(cString: raw.baseAddress!.assumingMemoryBound(to: CChar.self))
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names
+    }
+
+    /// Removes `path` and everything below it without following symbolic links. Missing is fine.
+    static func removeTree(_ path: String) throws {
+        guard let info = lstat(path) else { return }
+        if isDirectory(info) {
+            for name in try list(path) { try removeTree(path + "/" + name) }
+            guard rmdir(path) == 0 || errno == ENOENT else { throw SystemError("rmdir", path) }
+        } else {
+            guard Glibc.unlink(path) == 0 || errno == ENOENT else { throw SystemError("unlink", path) }
+        }
+    }
+
+    /// `realpath(3)`.
+    static func realPath(_ path: String) throws -> String {
+        guard let resolved = Glibc.realpath(path, nil) else { throw SystemError("realpath", path) }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+
+    /// A short random hex string for temporary names.
+    static func randomSuffix() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return String(UInt64.random(in: 0...UInt64.max, using: &generator), radix: 16)
+    }
+
+    /// Unix time now, in seconds.
+    static func now() -> Int64 { Int64(time(nil)) }
+
+    /// Monotonic seconds, for rates.
+    static func monotonic() -> Double {
+        var spec = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &spec)
+        return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
+    }
+}
+
+/// An advisory lock (`flock`) on a lock file: excludes other processes and other open descriptions
+/// in this one. Released when the value is released or on `unlock()`.
+public final class FileLock: Sendable {
+    private let file: OpenFile
+
+    private init(file: OpenFile) { self.file = file }
+
+    /// Takes the lock on `path` (created if missing), waiting for it. Blocks the calling thread:
+    /// call through `Blocking.run` from async code.
+    public static func acquire(_ path: String) throws -> FileLock {
+        let file = try FS.open(path, O_RDWR | O_CREAT, mode: 0o644)
+        while flock(file.fd, LOCK_EX) != 0 {
+            if errno == EINTR { continue }
+            throw SystemError("flock", path)
+        }
+        return FileLock(file: file)
+    }
+
+    /// Takes the lock if nobody holds it; nil when it is held.
+    public static func tryAcquire(_ path: String) throws -> FileLock? {
+        let file = try FS.open(path, O_RDWR | O_CREAT, mode: 0o644)
+        return try tryLock(file)
+    }
+
+    /// Locks an already open file or directory without waiting; nil when it is held.
+    static func tryLock(_ file: OpenFile) throws -> FileLock? {
+        if flock(file.fd, LOCK_EX | LOCK_NB) == 0 { return FileLock(file: file) }
+        if errno == EWOULDBLOCK { return nil }
+        throw SystemError("flock", file.path)
+    }
+
+    public func unlock() { _ = flock(file.fd, LOCK_UN) }
+}
+
+/// Runs blocking file work on a Dispatch thread so it never stalls Swift's cooperative pool.
+public enum Blocking {
+    private static let queue = DispatchQueue(label: "kiosk.editions.blocking", qos: .utility, attributes: .concurrent)
+
+    public static func run<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            queue.async { continuation.resume(with: Result(catching: work)) }
+        }
+    }
+}

@@ -1,0 +1,267 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CZlib
+import Crypto
+
+/// Raw deflate (no zlib header, windowBits -15) over one `z_stream` reused for every entry.
+/// The stream lives at a fixed heap address, as zlib requires.
+final class Deflater {
+    private let stream: UnsafeMutablePointer<z_stream>
+
+    init(level: Int32) throws {
+        stream = .allocate(capacity: 1)
+        stream.initialize(to: z_stream())
+        let status = deflateInit2_(stream, level, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY,
+                                   ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size))
+        guard status == Z_OK else {
+            stream.deallocate()
+            throw ZipError.zlib("deflateInit2", status)
+        }
+    }
+
+    deinit {
+        deflateEnd(stream)
+        stream.deallocate()
+    }
+
+    /// Worst-case output size of compressing `count` bytes in one go.
+    func bound(_ count: Int) -> Int { Int(deflateBound(stream, uLong(count))) }
+
+    func reset() { deflateReset(stream) }
+
+    /// Compresses `count` bytes at `input` completely into `output` (which must hold `bound(count)`);
+    /// returns the compressed size.
+    func compressAll(_ input: UnsafeRawPointer, count: Int, into output: UnsafeMutableRawPointer, capacity: Int) throws -> Int {
+        reset()
+        stream.pointee.next_in = UnsafeMutablePointer(mutating: input.assumingMemoryBound(to: Bytef.self))
+        stream.pointee.avail_in = uInt(count)
+        stream.pointee.next_out = output.assumingMemoryBound(to: Bytef.self)
+        stream.pointee.avail_out = uInt(capacity)
+        let status = deflate(stream, Z_FINISH)
+        guard status == Z_STREAM_END else { throw ZipError.zlib("deflate", status) }
+        return capacity - Int(stream.pointee.avail_out)
+    }
+
+    /// Feeds `count` bytes (finishing the stream when `finish`), handing each full or final output chunk
+    /// to `emit`.
+    func compress(_ input: UnsafeRawPointer, count: Int, finish: Bool, scratch: UnsafeMutableRawBufferPointer,
+                  emit: (UnsafeRawBufferPointer) throws -> Void) throws {
+        stream.pointee.next_in = UnsafeMutablePointer(mutating: input.assumingMemoryBound(to: Bytef.self))
+        stream.pointee.avail_in = uInt(count)
+        while true {
+            stream.pointee.next_out = scratch.baseAddress!.assumingMemoryBound(to: Bytef.self)
+            stream.pointee.avail_out = uInt(scratch.count)
+            let status = deflate(stream, finish ? Z_FINISH : Z_NO_FLUSH)
+            guard status == Z_OK || status == Z_STREAM_END || status == Z_BUF_ERROR else {
+                throw ZipError.zlib("deflate", status)
+            }
+            let produced = scratch.count - Int(stream.pointee.avail_out)
+            if produced > 0 { try emit(UnsafeRawBufferPointer(rebasing: scratch[0..<produced])) }
+            if finish ? status == Z_STREAM_END : (stream.pointee.avail_in == 0 && stream.pointee.avail_out > 0) { return }
+        }
+    }
+}
+
+enum ZipError: Error, CustomStringConvertible {
+    case zlib(String, Int32)
+    case changed(String)
+    case tooLarge(String)
+
+    var description: String {
+        switch self {
+        case .zlib(let call, let status): "zlib \(call) failed (\(status))"
+        case .changed(let path): "\(path) changed while the bundle was being built"
+        case .tooLarge(let name): "\(name) is too large for an entry without ZIP64"
+        }
+    }
+}
+
+/// Appends bytes to the archive file through a buffer, hashing them (SHA-256) in write order and
+/// counting the offset.
+final class ArchiveOutput {
+    private let file: OpenFile
+    private var hasher = SHA256()
+    private let buffer: UnsafeMutableRawBufferPointer
+    private var pending = 0
+    private(set) var offset: UInt64 = 0
+
+    init(file: OpenFile, bufferSize: Int = 256 << 10) {
+        self.file = file
+        buffer = .allocate(byteCount: bufferSize, alignment: 16)
+    }
+
+    deinit { buffer.deallocate() }
+
+    func append(_ bytes: UnsafeRawBufferPointer) throws {
+        guard bytes.count > 0 else { return }
+        if pending + bytes.count > buffer.count { try flush() }
+        if bytes.count >= buffer.count / 2 {
+            hasher.update(bufferPointer: bytes)
+            try file.write(bytes)
+        } else {
+            buffer.baseAddress!.advanced(by: pending).copyMemory(from: bytes.baseAddress!, byteCount: bytes.count)
+            pending += bytes.count
+        }
+        offset += UInt64(bytes.count)
+    }
+
+    func append(_ bytes: [UInt8]) throws {
+        try bytes.withUnsafeBytes { try append($0) }
+    }
+
+    func flush() throws {
+        guard pending > 0 else { return }
+        let chunk = UnsafeRawBufferPointer(rebasing: buffer[0..<pending])
+        hasher.update(bufferPointer: chunk)
+        try file.write(chunk)
+        pending = 0
+    }
+
+    /// Flushes and returns the lowercase hex SHA-256 of everything written.
+    func finish() throws -> String {
+        try flush()
+        return hasher.finalize().map { byte in
+            let hex = String(byte, radix: 16)
+            return byte < 16 ? "0" + hex : hex
+        }.joined()
+    }
+}
+
+/// Little-endian field writer for ZIP headers.
+struct HeaderBytes {
+    var bytes: [UInt8] = []
+    init(capacity: Int = 64) { bytes.reserveCapacity(capacity) }
+    mutating func u16(_ value: UInt16) { bytes.append(UInt8(value & 0xFF)); bytes.append(UInt8(value >> 8)) }
+    mutating func u32(_ value: UInt32) { for shift in stride(from: 0, to: 32, by: 8) { bytes.append(UInt8(truncatingIfNeeded: value >> UInt32(shift))) } }
+    mutating func u64(_ value: UInt64) { for shift in stride(from: 0, to: 64, by: 8) { bytes.append(UInt8(truncatingIfNeeded: value >> UInt64(shift))) } }
+    mutating func append(_ other: [UInt8]) { bytes.append(contentsOf: other) }
+}
+
+/// What the central directory needs to know about an entry once written.
+struct CentralRecord {
+    var name: [UInt8]
+    var method: UInt16
+    var flags: UInt16
+    var crc: UInt32
+    var compressedSize: UInt64
+    var size: UInt64
+    var localHeaderOffset: UInt64
+}
+
+/// ZIP format constants and header encoding (PKWARE APPNOTE 6.3.x).
+enum ZipFormat {
+    static let max32: UInt64 = 0xFFFF_FFFF
+    static let max16: UInt64 = 0xFFFF
+    static let versionMadeBy: UInt16 = 3 << 8 | 45     // Unix, spec 4.5
+    static let flagDataDescriptor: UInt16 = 1 << 3
+    static let flagUTF8: UInt16 = 1 << 11
+    static let externalAttributes: UInt32 = 0o100644 << 16   // regular file, rw-r--r--
+
+    /// DOS date and time of midnight on `date` (ZIP's only mandatory timestamp).
+    static func dosDateTime(year: Int, month: Int, day: Int) -> (date: UInt16, time: UInt16) {
+        let y = min(max(year, 1980), 2107)
+        return (UInt16((y - 1980) << 9 | month << 5 | day), 0)
+    }
+
+    static func localHeader(name: [UInt8], flags: UInt16, method: UInt16, dos: (date: UInt16, time: UInt16),
+                            crc: UInt32, compressedSize: UInt64, size: UInt64, zip64: Bool) -> [UInt8] {
+        var h = HeaderBytes(capacity: 30 + name.count + 20)
+        h.u32(0x0403_4B50)
+        h.u16(zip64 ? 45 : 20)
+        h.u16(flags)
+        h.u16(method)
+        h.u16(dos.time)
+        h.u16(dos.date)
+        h.u32(crc)
+        h.u32(zip64 ? UInt32(max32) : UInt32(compressedSize))
+        h.u32(zip64 ? UInt32(max32) : UInt32(size))
+        h.u16(UInt16(name.count))
+        h.u16(zip64 ? 20 : 0)
+        h.append(name)
+        if zip64 {
+            h.u16(0x0001)
+            h.u16(16)
+            h.u64(size)
+            h.u64(compressedSize)
+        }
+        return h.bytes
+    }
+
+    static func dataDescriptor(crc: UInt32, compressedSize: UInt64, size: UInt64, zip64: Bool) -> [UInt8] {
+        var h = HeaderBytes(capacity: 24)
+        h.u32(0x0807_4B50)
+        h.u32(crc)
+        if zip64 { h.u64(compressedSize); h.u64(size) } else { h.u32(UInt32(compressedSize)); h.u32(UInt32(size)) }
+        return h.bytes
+    }
+
+    static func centralHeader(_ r: CentralRecord, dos: (date: UInt16, time: UInt16), forceZIP64: Bool) -> [UInt8] {
+        let bigSize = forceZIP64 || r.size >= max32
+        let bigCompressed = forceZIP64 || r.compressedSize >= max32
+        let bigOffset = forceZIP64 || r.localHeaderOffset >= max32
+        var extra = HeaderBytes(capacity: 28)
+        if bigSize || bigCompressed || bigOffset {
+            extra.u16(0x0001)
+            extra.u16(UInt16((bigSize ? 8 : 0) + (bigCompressed ? 8 : 0) + (bigOffset ? 8 : 0)))
+            if bigSize { extra.u64(r.size) }
+            if bigCompressed { extra.u64(r.compressedSize) }
+            if bigOffset { extra.u64(r.localHeaderOffset) }
+        }
+        let zip64 = !extra.bytes.isEmpty
+        var h = HeaderBytes(capacity: 46 + r.name.count + extra.bytes.count)
+        h.u32(0x0201_4B50)
+        h.u16(versionMadeBy)
+        h.u16(zip64 ? 45 : 20)
+        h.u16(r.flags)
+        h.u16(r.method)
+        h.u16(dos.time)
+        h.u16(dos.date)
+        h.u32(r.crc)
+        h.u32(bigCompressed ? UInt32(max32) : UInt32(r.compressedSize))
+        h.u32(bigSize ? UInt32(max32) : UInt32(r.size))
+        h.u16(UInt16(r.name.count))
+        h.u16(UInt16(extra.bytes.count))
+        h.u16(0)            // comment
+        h.u16(0)            // disk number start
+        h.u16(0)            // internal attributes
+        h.u32(externalAttributes)
+        h.u32(bigOffset ? UInt32(max32) : UInt32(r.localHeaderOffset))
+        h.append(r.name)
+        h.append(extra.bytes)
+        return h.bytes
+    }
+
+    /// The end records: ZIP64 end record and locator when anything needs them (or forced), then the
+    /// classic end of central directory record.
+    static func end(entries: Int, directoryOffset: UInt64, directorySize: UInt64, forceZIP64: Bool) -> [UInt8] {
+        let zip64 = forceZIP64 || UInt64(entries) >= max16 || directoryOffset >= max32 || directorySize >= max32
+        var h = HeaderBytes(capacity: 98)
+        if zip64 {
+            let recordOffset = directoryOffset + directorySize
+            h.u32(0x0606_4B50)
+            h.u64(44)
+            h.u16(versionMadeBy)
+            h.u16(45)
+            h.u32(0)
+            h.u32(0)
+            h.u64(UInt64(entries))
+            h.u64(UInt64(entries))
+            h.u64(directorySize)
+            h.u64(directoryOffset)
+            h.u32(0x0706_4B50)
+            h.u32(0)
+            h.u64(recordOffset)
+            h.u32(1)
+        }
+        h.u32(0x0605_4B50)
+        h.u16(0)
+        h.u16(0)
+        h.u16(zip64 ? UInt16(max16) : UInt16(entries))
+        h.u16(zip64 ? UInt16(max16) : UInt16(entries))
+        h.u32(zip64 ? UInt32(max32) : UInt32(directorySize))
+        h.u32(zip64 ? UInt32(max32) : UInt32(directoryOffset))
+        h.u16(0)
+        return h.bytes
+    }
+}

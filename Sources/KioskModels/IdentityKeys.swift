@@ -1,0 +1,89 @@
+import Crypto
+
+/// Issues identity keys: HMAC-SHA256 of (app, device, user) with the server's secret.
+///
+/// The same inputs give the same key, so a reinstalled app gets its key back; without the
+/// secret a key cannot be made, and a key names exactly one (app, device, user).
+public struct IdentityKeyIssuer: Sendable {
+    private let secret: SymmetricKey
+
+    public init(secret: [UInt8]) {
+        self.secret = SymmetricKey(data: secret)
+    }
+
+    public func key(appKey: String, deviceKey: String, userID: Int) -> String {
+        var message = [UInt8]("kiosk-identity-v1".utf8)
+        for part in [appKey, deviceKey, String(userID)] {
+            message.append(0)
+            message.append(contentsOf: part.utf8)
+        }
+        return Base64URL.encode(HMAC<SHA256>.authenticationCode(for: message, using: secret))
+    }
+
+    /// Whether `key` is the one this server issues for (app, device, user), compared in constant time.
+    public func isValid(_ key: String, appKey: String, deviceKey: String, userID: Int) -> Bool {
+        ConstantTime.equals(Array(key.utf8), Array(self.key(appKey: appKey, deviceKey: deviceKey, userID: userID).utf8))
+    }
+}
+
+/// Base64url without padding (RFC 4648 §5), used by every token Kiosk signs.
+public enum Base64URL {
+    private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+
+    public static func encode(_ bytes: some Sequence<UInt8>) -> String {
+        let input = Array(bytes)
+        var output = [UInt8]()
+        output.reserveCapacity((input.count * 4 + 2) / 3)
+        var index = 0
+        while index + 3 <= input.count {
+            let chunk = UInt32(input[index]) << 16 | UInt32(input[index + 1]) << 8 | UInt32(input[index + 2])
+            output.append(alphabet[Int(chunk >> 18 & 63)]); output.append(alphabet[Int(chunk >> 12 & 63)])
+            output.append(alphabet[Int(chunk >> 6 & 63)]); output.append(alphabet[Int(chunk & 63)])
+            index += 3
+        }
+        let rest = input.count - index
+        if rest > 0 {
+            var chunk = UInt32(input[index]) << 16
+            if rest == 2 { chunk |= UInt32(input[index + 1]) << 8 }
+            output.append(alphabet[Int(chunk >> 18 & 63)]); output.append(alphabet[Int(chunk >> 12 & 63)])
+            if rest == 2 { output.append(alphabet[Int(chunk >> 6 & 63)]) }
+        }
+        return String(decoding: output, as: UTF8.self)
+    }
+
+    /// Decodes unpadded base64url; nil for any other character or an impossible length.
+    public static func decode(_ text: some StringProtocol) -> [UInt8]? {
+        var output = [UInt8]()
+        var buffer: UInt32 = 0
+        var bits = 0
+        for byte in text.utf8 {
+            let value: UInt8
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"): value = byte - UInt8(ascii: "A")
+            case UInt8(ascii: "a")...UInt8(ascii: "z"): value = byte - UInt8(ascii: "a") + 26
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): value = byte - UInt8(ascii: "0") + 52
+            case UInt8(ascii: "-"): value = 62
+            case UInt8(ascii: "_"): value = 63
+            default: return nil
+            }
+            buffer = buffer << 6 | UInt32(value)
+            bits += 6
+            if bits >= 8 {
+                bits -= 8
+                output.append(UInt8(truncatingIfNeeded: buffer >> UInt32(bits)))
+            }
+        }
+        guard bits < 6, buffer & ((1 << UInt32(bits)) - 1) == 0 else { return nil }
+        return output
+    }
+}
+
+/// Comparison whose time does not depend on where the inputs differ.
+public enum ConstantTime {
+    public static func equals(_ lhs: [UInt8], _ rhs: [UInt8]) -> Bool {
+        guard lhs.count == rhs.count else { return false }
+        var difference: UInt8 = 0
+        for index in lhs.indices { difference |= lhs[index] ^ rhs[index] }
+        return difference == 0
+    }
+}

@@ -1,0 +1,179 @@
+/// The kiosk's rules over a store: what each wire method means, independent of the wire.
+public struct KioskService: Sendable {
+    public let store: any KioskStore
+    public let identityKeys: IdentityKeyIssuer
+    public let passwords: any PasswordVerifier
+    public let signInPolicy: SignInPolicy
+    /// Unix time in seconds.
+    public let now: @Sendable () -> Int64
+
+    public init(store: any KioskStore, identityKeys: IdentityKeyIssuer, passwords: any PasswordVerifier,
+                signInPolicy: SignInPolicy, now: @escaping @Sendable () -> Int64) {
+        self.store = store; self.identityKeys = identityKeys; self.passwords = passwords
+        self.signInPolicy = signInPolicy; self.now = now
+    }
+
+    // MARK: Catalogue
+
+    /// `getEdicions`: the app's editions that have a published issue, by line order.
+    public func editions(appKey: String) async throws -> [EditionListing] {
+        let listings = try await store.editionListings(appKey: appKey)
+        if listings.isEmpty { _ = try await requireApp(appKey) }
+        return listings
+    }
+
+    /// `getDarrersEdicio`.
+    public func issues(appKey: String, editionID: Int, from date: IssueDate?, direction: ListingDirection,
+                       limit: Int) async throws -> (OfferedEdition, [IssueSummary]) {
+        let offered = try await requireOffered(appKey: appKey, editionID: editionID)
+        let issues = try await store.issues(editionID: editionID, from: date, direction: direction, limit: limit)
+        return (offered, issues)
+    }
+
+    /// `getEdicio`: the issue's contents when the identity behind `identityKey` is entitled; records the download.
+    ///
+    /// `claimedUserID` is recorded only. On a free line no identity is needed (old apps send their
+    /// device id as the key); elsewhere the key must be one this server issued for this app.
+    public func openIssue(appKey: String, identityKey: String, editionID: Int, date: IssueDate,
+                          claimedUserID: String, os: String) async throws -> (OfferedEdition, IssueContents) {
+        let offered = try await requireOffered(appKey: appKey, editionID: editionID)
+        guard let contents = try await store.issueContents(editionID: editionID, date: date) else {
+            throw KioskError.noPublishedIssue(editionID: editionID, date: date)
+        }
+        let identity = identityKey.isEmpty ? nil : try await store.identity(key: identityKey)
+        let trusted = identity.flatMap { $0.appKey == appKey ? $0 : nil }
+        let time = now()
+        if offered.line.access != .free {
+            guard let trusted else { throw KioskError.invalidIdentity }
+            let subscriptions = trusted.userID == 0 ? [] : try await store.subscriptions(userID: trusted.userID)
+            if Entitlement.withoutDemo(line: offered.line, subscriptions: subscriptions, issueDate: date) == nil {
+                guard try await store.useDemoGrant(appKey: appKey, deviceKey: trusted.deviceKey,
+                                                   editionID: editionID, date: date, at: time)
+                else { throw KioskError.notEntitled(editionID: editionID, date: date) }
+            }
+        }
+        try await store.recordDownload(DownloadRecord(
+            editionID: editionID, date: date, appKey: appKey, identityKey: identityKey,
+            userID: trusted?.userID ?? 0, claimedUserID: claimedUserID,
+            deviceKey: trusted?.deviceKey ?? "", os: os, time: time))
+        return (offered, contents)
+    }
+
+    // MARK: Sign-in
+
+    /// The result of `registrar` and `consumirDemo`.
+    public struct Registration: Sendable, Hashable {
+        public var user: User?
+        public var identity: DeviceIdentity
+        public var demosConsumed: Int
+        /// Editions this identity may download, with the subscription end (nil for a free line).
+        public var entitlements: [(edition: OfferedEdition, until: IssueDate?)]
+
+        public static func == (lhs: Registration, rhs: Registration) -> Bool {
+            lhs.user == rhs.user && lhs.identity == rhs.identity && lhs.demosConsumed == rhs.demosConsumed
+                && lhs.entitlements.map(\.edition) == rhs.entitlements.map(\.edition)
+                && lhs.entitlements.map(\.until) == rhs.entitlements.map(\.until)
+        }
+        public func hash(into hasher: inout Hasher) { hasher.combine(identity) }
+    }
+
+    /// `registrar`: signs a device in, with a user when credentials are given.
+    public func register(appKey: String, deviceKey: String, username: String, password: String,
+                         deviceInfo: [String: String], os: String) async throws -> Registration {
+        _ = try await requireApp(appKey)
+        guard !deviceKey.isEmpty else { throw KioskError.invalidArgument(parameter: "disp_key", problem: "must not be empty") }
+        let user = username.isEmpty && password.isEmpty
+            ? nil : try await signIn(username: username, password: password, deviceKey: deviceKey)
+        let identity = DeviceIdentity(
+            key: identityKeys.key(appKey: appKey, deviceKey: deviceKey, userID: user?.id ?? 0),
+            appKey: appKey, deviceKey: deviceKey, userID: user?.id ?? 0, deviceInfo: deviceInfo, os: os)
+        try await store.saveIdentity(identity, at: now())
+        return try await registration(identity: identity, user: user)
+    }
+
+    /// `consumirDemo`: one free download when the device has demos left.
+    public func consumeDemo(appKey: String, deviceKey: String, identityKey: String, deviceInfo: [String: String],
+                            os: String, clientMaximum: Int) async throws -> (Registration, DemoOutcome) {
+        let app = try await requireApp(appKey)
+        guard !deviceKey.isEmpty else { throw KioskError.invalidArgument(parameter: "disp_key", problem: "must not be empty") }
+        var identity: DeviceIdentity
+        var user: User?
+        if identityKey.isEmpty {
+            identity = DeviceIdentity(key: identityKeys.key(appKey: appKey, deviceKey: deviceKey, userID: 0),
+                                      appKey: appKey, deviceKey: deviceKey, userID: 0, deviceInfo: deviceInfo, os: os)
+        } else {
+            guard let known = try await store.identity(key: identityKey), known.appKey == appKey,
+                  known.deviceKey == deviceKey,
+                  identityKeys.isValid(identityKey, appKey: appKey, deviceKey: deviceKey, userID: known.userID)
+            else { throw KioskError.invalidIdentity }
+            identity = known
+            identity.deviceInfo = deviceInfo.isEmpty ? known.deviceInfo : deviceInfo
+            identity.os = os.isEmpty ? known.os : os
+            user = known.userID == 0 ? nil : try await store.user(id: known.userID)
+        }
+        let time = now()
+        try await store.saveIdentity(identity, at: time)
+        let quota = DemoQuota.effective(appQuota: app.demoQuota, clientMaximum: clientMaximum)
+        let outcome = try await store.consumeDemo(appKey: appKey, deviceKey: deviceKey, quota: quota, at: time)
+        var registration = try await registration(identity: identity, user: user)
+        registration.demosConsumed = outcome.consumed
+        return (registration, outcome)
+    }
+
+    /// `hashQuiosc` with credentials: the signed-in user, or a fault.
+    public func authenticate(appKey: String, username: String, password: String) async throws -> User {
+        _ = try await requireApp(appKey)
+        return try await signIn(username: username, password: password, deviceKey: nil)
+    }
+
+    /// Checks credentials under the lock-out policy; the same answer and cost for unknown users and wrong passwords.
+    private func signIn(username: String, password: String, deviceKey: String?) async throws -> User {
+        let time = now()
+        let failures = try await store.signInFailures(
+            username: username, deviceKey: deviceKey, since: time - Int64(signInPolicy.windowSeconds))
+        if signInPolicy.isLockedOut(failures: max(failures.username, failures.device)) {
+            throw KioskError.tooManySignInAttempts(retryAfterSeconds: signInPolicy.windowSeconds)
+        }
+        let user = username.isEmpty ? nil : try await store.user(username: username)
+        let matches = await passwords.verify(password, against: user?.passwordHash ?? Self.unknownUserHash)
+        guard let user, matches, !password.isEmpty else {
+            try await store.recordSignInFailure(username: username, deviceKey: deviceKey, at: time)
+            throw KioskError.wrongCredentials
+        }
+        return user
+    }
+
+    /// A bcrypt hash (cost 10) of a random password nobody knows: checked for unknown users so that
+    /// they cost the same time as a wrong password.
+    public static let unknownUserHash = "$2b$10$Qm9ndXNCb2d1c0JvZ3VzQuH2R0Tj8FQb3nGzU3J6mN3wV8yS6y7lK"
+
+    private func registration(identity: DeviceIdentity, user: User?) async throws -> Registration {
+        let listings = try await store.editionListings(appKey: identity.appKey)
+        let subscriptions = user == nil ? [] : try await store.subscriptions(userID: user!.id)
+        var entitlements: [(edition: OfferedEdition, until: IssueDate?)] = []
+        for listing in listings {
+            let offered = listing.offered
+            if offered.line.access == .free {
+                entitlements.append((offered, nil))
+            } else if let until = subscriptions.filter({ $0.editionID == offered.edition.id }).map(\.until).max() {
+                entitlements.append((offered, until))
+            }
+        }
+        let demos = try await store.demosConsumed(appKey: identity.appKey, deviceKey: identity.deviceKey)
+        return Registration(user: user, identity: identity, demosConsumed: demos, entitlements: entitlements)
+    }
+
+    // MARK: Lookups
+
+    @discardableResult
+    public func requireApp(_ appKey: String) async throws -> App {
+        guard let app = try await store.app(key: appKey) else { throw KioskError.unknownApp(appKey) }
+        return app
+    }
+
+    private func requireOffered(appKey: String, editionID: Int) async throws -> OfferedEdition {
+        if let offered = try await store.offeredEdition(appKey: appKey, editionID: editionID) { return offered }
+        try await requireApp(appKey)
+        throw KioskError.editionNotOffered(editionID: editionID, appKey: appKey)
+    }
+}

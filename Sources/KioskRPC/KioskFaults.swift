@@ -1,0 +1,36 @@
+import KioskModels
+import XMLRPC
+
+/// The one mapping from the kiosk's domain errors to application faults (SPEC.md) and HTTP statuses.
+extension KioskError: XMLRPCFaultConvertible {
+    public var xmlrpcFault: XMLRPCFault {
+        switch self {
+        case .unknownApp(let key):
+            XMLRPCFault(code: 1, message: "unknown appkey \"\(key)\"")
+        case .invalidIdentity:
+            XMLRPCFault(code: 2, message: "idenkey was not issued by this server for this app and device; call registrar")
+        case .editionNotOffered(let edition, let app):
+            XMLRPCFault(code: 3, message: "edition \(edition) is not offered by app \"\(app)\"")
+        case .noPublishedIssue(let edition, let date):
+            XMLRPCFault(code: 4, message: "no published issue of edition \(edition)" + (date.map { " on \($0)" } ?? ""))
+        case .notEntitled(let edition, let date):
+            XMLRPCFault(code: 5, message: "not entitled to download edition \(edition) of \(date): no subscription, free line or demo")
+        case .wrongCredentials:
+            XMLRPCFault(code: 6, message: "wrong username or password")
+        case .tooManySignInAttempts(let seconds):
+            XMLRPCFault(code: 7, message: "too many failed sign-ins; try again in \(max(1, seconds / 60)) minutes")
+        case .invalidArgument(let parameter, let problem):
+            .invalidParameter(parameter, problem)
+        }
+    }
+
+    /// The HTTP status for the same error outside XML-RPC (file links, SSO, publishing).
+    public var httpStatus: Int {
+        switch self {
+        case .unknownApp, .editionNotOffered, .noPublishedIssue: 404
+        case .invalidIdentity, .notEntitled, .wrongCredentials: 403
+        case .tooManySignInAttempts: 429
+        case .invalidArgument: 400
+        }
+    }
+}

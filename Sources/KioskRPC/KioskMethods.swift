@@ -1,0 +1,254 @@
+import KioskModels
+import XMLRPC
+
+/// The six methods of the 2012 wire contract (SPEC.md, "Methods"): names, parameter order and
+/// member names are fixed; every member is a `string`.
+public enum KioskMethods {
+    public static func register<Context: KioskRPCContext>(into dispatcher: inout XMLRPCDispatcher<Context>) {
+        dispatcher.register(
+            "epquiosc.getEdicions", signature: [["array", "string", "string"]],
+            help: "getEdicions(appkey, idenkey): the editions the app offers that have a published issue, by ordre.",
+            { params, context in try await getEdicions(params, context.environment) })
+        dispatcher.register(
+            "epquiosc.getDarrersEdicio",
+            signature: [["array", "string", "string", "string", "string", "int", "string"],
+                        ["array", "string", "string", "int", "string", "int", "string"]],
+            help: "getDarrersEdicio(appkey, idenkey, edicio_id, data, num, direccio): up to num (1-100, default 7) "
+                + "published issues on or before data, newest first (DESC, default), or on or after it, oldest first (ASC).",
+            { params, context in try await getDarrersEdicio(params, context.environment) })
+        dispatcher.register(
+            "epquiosc.getEdicio",
+            signature: [["struct", "string", "string", "string", "string", "string", "string"],
+                        ["struct", "string", "string", "int", "string", "string", "string"]],
+            help: "getEdicio(appkey, idenkey, edicio_id, data, usuari_id, os): the pages and bundle of one issue, "
+                + "for an entitled identity; records the download.",
+            { params, context in try await getEdicio(params, context.environment) })
+        dispatcher.register(
+            "epusuaris.registrar",
+            signature: [["struct", "string", "string", "string", "string", "struct", "string"]],
+            help: "registrar(app_key, disp_key, username, password, disp_info, os): signs a device in, "
+                + "with a user when credentials are given; returns the identity key and what it may download.",
+            { params, context in try await registrar(params, context.environment) })
+        dispatcher.register(
+            "epusuaris.consumirDemo",
+            signature: [["struct", "string", "string", "string", "struct", "string", "int"],
+                        ["struct", "string", "string", "string", "struct", "string", "string"]],
+            help: "consumirDemo(app_key, disp_key, iden_key, disp_info, os, max_demos): grants one free download "
+                + "when the device has demos left (servir_demo \"1\").",
+            { params, context in try await consumirDemo(params, context.environment) })
+        dispatcher.register(
+            "epusuaris.hashQuiosc", signature: [["struct", "string", "string", "string", "string"]],
+            help: "hashQuiosc(appkey, username, password, seccioQ): a link opening the web kiosk at a section, "
+                + "signed in when credentials are given.",
+            { params, context in try await hashQuiosc(params, context.environment) })
+    }
+
+    // MARK: epquiosc
+
+    static func getEdicions(_ params: XMLRPCParameters, _ env: KioskRPCEnvironment) async throws -> XMLRPCValue {
+        let appKey = try params.string(0, "appkey")
+        _ = try params.string(1, "idenkey")
+        let listings = try await env.service.editions(appKey: appKey)
+        let now = env.service.now()
+        return .array(listings.map { listing in
+            var members = editionMembers(listing.offered, date: listing.newest.date)
+            members.insert(XMLRPCMember("ordre", .string(String(listing.offered.line.order))), at: 5)
+            members.append(XMLRPCMember("portada", .string(cover(listing.newest, env, now))))
+            return .structure(members)
+        })
+    }
+
+    static func getDarrersEdicio(_ params: XMLRPCParameters, _ env: KioskRPCEnvironment) async throws -> XMLRPCValue {
+        let appKey = try params.string(0, "appkey")
+        _ = try params.string(1, "idenkey")
+        let editionID = try params.int(2, "edicio_id", in: 1...Int(Int32.max))
+        let date = try optionalDate(params, 3, "data")
+        let count = try params.int(4, "num", default: IssueListing.defaultCount, in: IssueListing.countRange)
+        let direction = try listingDirection(params, 5, "direccio")
+        let (offered, issues) = try await env.service.issues(
+            appKey: appKey, editionID: editionID, from: date, direction: direction, limit: count)
+        let now = env.service.now()
+        return .array(issues.map { issue in
+            .structure(editionMembers(offered, date: issue.date) + [XMLRPCMember("portada", .string(cover(issue, env, now)))])
+        })
+    }
+
+    static func getEdicio(_ params: XMLRPCParameters, _ env: KioskRPCEnvironment) async throws -> XMLRPCValue {
+        let appKey = try params.string(0, "appkey")
+        let identityKey = try params.string(1, "idenkey")
+        let editionID = try params.int(2, "edicio_id", in: 1...Int(Int32.max))
+        guard let date = try optionalDate(params, 3, "data") else {
+            throw XMLRPCFault.invalidParameter("data", "expected a date YYYY-MM-DD")
+        }
+        let claimedUserID = try params.string(4, "usuari_id")
+        let os = try params.string(5, "os")
+        let (offered, contents) = try await env.service.openIssue(
+            appKey: appKey, identityKey: identityKey, editionID: editionID, date: date,
+            claimedUserID: claimedUserID, os: os)
+        let bundle = try await env.bundles.bundle(for: contents, offered: offered)
+        let now = env.service.now()
+        let pages: [XMLRPCValue] = contents.pages.map { page in
+            .structure([
+                XMLRPCMember("id", .string(String(page.id))),
+                XMLRPCMember("seccio_id", .string(String(page.section.id))),
+                XMLRPCMember("seccio", .string(page.section.name)),
+                XMLRPCMember("numero", .string(String(page.number))),
+                XMLRPCMember("jpg", .string(env.links.link(to: page.files.jpg, now: now))),
+                XMLRPCMember("jpgA", .string(env.links.link(to: page.files.jpgA, now: now))),
+                XMLRPCMember("pdf", .string(env.links.link(to: page.files.pdf, now: now))),
+            ])
+        }
+        return .structure(Array(editionMembers(offered, date: date).prefix(4)) + [
+            XMLRPCMember("zip", .string(env.links.link(to: bundle.path, now: now))),
+            XMLRPCMember("zip_size", .string(String(bundle.size))),
+            XMLRPCMember("zip_sha256", .string(bundle.sha256)),
+            XMLRPCMember("pagines", .array(pages)),
+        ])
+    }
+
+    // MARK: epusuaris
+
+    static func registrar(_ params: XMLRPCParameters, _ env: KioskRPCEnvironment) async throws -> XMLRPCValue {
+        let registration = try await env.service.register(
+            appKey: try params.string(0, "app_key"), deviceKey: try params.string(1, "disp_key"),
+            username: try params.string(2, "username"), password: try params.string(3, "password"),
+            deviceInfo: try deviceFacts(params, 4, "disp_info"), os: try params.string(5, "os"))
+        return .structure(registrationMembers(registration))
+    }
+
+    static func consumirDemo(_ params: XMLRPCParameters, _ env: KioskRPCEnvironment) async throws -> XMLRPCValue {
+        let (registration, outcome) = try await env.service.consumeDemo(
+            appKey: try params.string(0, "app_key"), deviceKey: try params.string(1, "disp_key"),
+            identityKey: try params.string(2, "iden_key"), deviceInfo: try deviceFacts(params, 3, "disp_info"),
+            os: try params.string(4, "os"), clientMaximum: try params.int(5, "max_demos", default: 0))
+        return .structure(registrationMembers(registration) + [
+            XMLRPCMember("servir_demo", .string(outcome.granted ? "1" : "0")),
+            XMLRPCMember("error_msg", .string(outcome.granted ? "" : demosExhaustedMessage)),
+        ])
+    }
+
+    /// Shown to the reader when no demo is left (the apps are Catalan).
+    static let demosExhaustedMessage = "Ja heu fet servir totes les descàrregues de prova d'aquest dispositiu."
+
+    static func hashQuiosc(_ params: XMLRPCParameters, _ env: KioskRPCEnvironment) async throws -> XMLRPCValue {
+        let appKey = try params.string(0, "appkey")
+        let username = try params.string(1, "username")
+        let password = try params.string(2, "password")
+        let sectionName = try params.string(3, "seccioQ")
+        try await env.service.requireApp(appKey)
+        guard let kiosk = env.webKiosks[appKey] else {
+            throw KioskError.invalidArgument(parameter: "appkey", problem: "app \"\(appKey)\" has no web kiosk configured")
+        }
+        guard let path = kiosk.sections[sectionName] else {
+            let known = kiosk.sections.keys.sorted().joined(separator: ", ")
+            throw KioskError.invalidArgument(parameter: "seccioQ", problem: "unknown section \"\(sectionName)\" (known: \(known))")
+        }
+        var hash = ""
+        if !(username.isEmpty && password.isEmpty) {
+            let user = try await env.service.authenticate(appKey: appKey, username: username, password: password)
+            hash = env.webKioskTokens.token(userID: user.id, expires: env.service.now() + Int64(env.webKioskTokenLifetime))
+        }
+        return .structure([
+            XMLRPCMember("url_base", .string(kiosk.baseURL)),
+            XMLRPCMember("hash", .string(hash)),
+            XMLRPCMember("url", .string(kiosk.baseURL + path + hash)),
+        ])
+    }
+
+    // MARK: Shapes
+
+    /// `id`, `titol`, `edicio`, `data`, `data_alta`.
+    static func editionMembers(_ offered: OfferedEdition, date: IssueDate) -> [XMLRPCMember] {
+        [
+            XMLRPCMember("id", .string(String(offered.edition.id))),
+            XMLRPCMember("titol", .string(offered.publicationName)),
+            XMLRPCMember("edicio", .string(offered.edition.name)),
+            XMLRPCMember("data", .string(date.description)),
+            XMLRPCMember("data_alta", .string(offered.edition.createdOn.description)),
+        ]
+    }
+
+    static func registrationMembers(_ registration: KioskService.Registration) -> [XMLRPCMember] {
+        let user = registration.user
+        let editions: [XMLRPCMember] = registration.entitlements.map { entry in
+            XMLRPCMember(String(entry.edition.edition.id), .structure([
+                XMLRPCMember("id", .string(String(entry.edition.edition.id))),
+                XMLRPCMember("titol", .string(entry.edition.publicationName)),
+                XMLRPCMember("edicio", .string(entry.edition.edition.name)),
+                XMLRPCMember("fins", .string(entry.until?.description ?? "")),
+            ]))
+        }
+        return [
+            XMLRPCMember("username", .string(user?.username ?? "")),
+            XMLRPCMember("name", .string(user?.name ?? "")),
+            XMLRPCMember("email", .string(user?.email ?? "")),
+            XMLRPCMember("usuari_id", .string(String(user?.id ?? 0))),
+            XMLRPCMember("demos", .string(String(registration.demosConsumed))),
+            XMLRPCMember("edicions", .structure(editions)),
+            XMLRPCMember("iden_key", .string(registration.identity.key)),
+        ]
+    }
+
+    static func cover(_ issue: IssueSummary, _ env: KioskRPCEnvironment, _ now: Int64) -> String {
+        issue.coverPath.map { env.links.link(to: $0, now: now) } ?? ""
+    }
+
+    // MARK: Lenient parameters
+
+    /// A `YYYY-MM-DD` string or a `dateTime.iso8601`; empty or absent is nil.
+    static func optionalDate(_ params: XMLRPCParameters, _ index: Int, _ name: String) throws -> IssueDate? {
+        if case .dateTime(let value)? = params.value(index) {
+            guard let date = IssueDate(year: value.year, month: value.month, day: value.day) else {
+                throw XMLRPCFault.invalidParameter(name, "expected a date YYYY-MM-DD")
+            }
+            return date
+        }
+        let text = try params.string(index, name).trimmingASCIISpaces
+        if text.isEmpty { return nil }
+        guard let date = IssueDate(text) else {
+            throw XMLRPCFault.invalidParameter(name, "expected a date YYYY-MM-DD, got \"\(text.prefix(40))\"")
+        }
+        return date
+    }
+
+    static func listingDirection(_ params: XMLRPCParameters, _ index: Int, _ name: String) throws -> ListingDirection {
+        let text = try params.string(index, name).trimmingASCIISpaces.uppercased()
+        if text.isEmpty { return .descending }
+        guard let direction = ListingDirection(rawValue: text) else {
+            throw XMLRPCFault.invalidParameter(name, "expected ASC or DESC")
+        }
+        return direction
+    }
+
+    /// `disp_info` as the app sent it: a struct of scalars (kept as text), or a plain string (kept as `info`).
+    static func deviceFacts(_ params: XMLRPCParameters, _ index: Int, _ name: String) throws -> [String: String] {
+        switch params.value(index) {
+        case nil, .nil?: return [:]
+        case .string(let text)?: return text.isEmpty ? [:] : ["info": String(text.prefix(1024))]
+        case .structure(let members)?:
+            var facts: [String: String] = [:]
+            for member in members.prefix(64) {
+                switch member.value {
+                case .string(let text): facts[String(member.name.prefix(64))] = String(text.prefix(256))
+                case .int(let number): facts[String(member.name.prefix(64))] = String(number)
+                case .i8(let number): facts[String(member.name.prefix(64))] = String(number)
+                case .bool(let flag): facts[String(member.name.prefix(64))] = flag ? "1" : "0"
+                case .double(let number): facts[String(member.name.prefix(64))] = String(number)
+                default: continue
+                }
+            }
+            return facts
+        default:
+            throw XMLRPCFault.invalidParameter(name, "expected a struct of device facts")
+        }
+    }
+}
+
+extension String {
+    var trimmingASCIISpaces: String {
+        var slice = Substring(self)
+        while let first = slice.first, first == " " || first == "\t" { slice.removeFirst() }
+        while let last = slice.last, last == " " || last == "\t" { slice.removeLast() }
+        return String(slice)
+    }
+}

@@ -1,0 +1,43 @@
+import ArgumentParser
+
+/// `KioskServer config check`: validates the configuration and shows what a start would change.
+struct ConfigCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "config", abstract: "Work with the configuration.", subcommands: [Check.self])
+
+    struct Check: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Validate the configuration and print what syncing it into the database would change.")
+
+        @OptionGroup var options: StoreOptions
+
+        func run() async throws {
+            let configuration = try options.loadConfiguration()
+            printOutput("\(options.config): valid (\(configuration.publications.count) publications, "
+                        + "\(configuration.catalogue.editions.count) editions, \(configuration.apps.count) apps, "
+                        + "\(configuration.apiClients.count) API clients, \(configuration.publishers.count) publishers)")
+            let store = try StoreOptions.openStore(configuration)
+            let changes = try await store.syncCatalogue(configuration.catalogue, dryRun: true)
+            printOutput(changes.isEmpty ? "database \(configuration.server.database): up to date"
+                                        : "database \(configuration.server.database) would change:")
+            for change in changes { printOutput("  " + change) }
+        }
+    }
+}
+
+/// `KioskServer hash-password`: a bcrypt hash for the configuration's `password_hash` keys.
+struct HashPasswordCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "hash-password", abstract: "Read a password on standard input and print its bcrypt hash.")
+
+    @Option(help: "bcrypt cost (log2 rounds).")
+    var cost: UInt8 = PasswordHashing.defaultCost
+
+    func run() async throws {
+        guard let password = readLine(strippingNewline: true), !password.isEmpty else {
+            throw ValidationError("no password on standard input")
+        }
+        guard (4...31).contains(cost) else { throw ValidationError("--cost must be 4-31") }
+        printOutput(try await PasswordHashing().hash(password, cost: cost))
+    }
+}

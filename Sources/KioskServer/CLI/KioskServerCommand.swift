@@ -1,0 +1,11 @@
+import ArgumentParser
+
+/// `KioskServer`: the server and its operator commands.
+@main
+struct KioskServerCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "KioskServer",
+        abstract: "The backend of digital newspaper kiosks (XML-RPC for reader apps, signed file links, bundles).",
+        subcommands: [ServeCommand.self, ConfigCommand.self, UserCommand.self, HashPasswordCommand.self],
+        defaultSubcommand: nil)
+}

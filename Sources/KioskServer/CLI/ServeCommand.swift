@@ -1,0 +1,109 @@
+import ArgumentParser
+import Foundation
+import Hummingbird
+import KioskModels
+import Logging
+import NIOCore
+import ServiceLifecycle
+import UnixSignals
+
+/// `KioskServer serve`: runs the server until SIGTERM or SIGINT (in-flight requests finish); SIGHUP reloads the configuration.
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "serve", abstract: "Run the server.")
+
+    @OptionGroup var options: StoreOptions
+
+    @Option(help: "Address to listen on (default: server.host of the configuration).")
+    var host: String?
+
+    @Option(help: "Port to listen on; 0 picks a free one (default: server.port of the configuration).")
+    var port: Int?
+
+    @Option(help: ArgumentHelp("Serve the reference benchmark data set in DIR (gen_data.py's dataset.json).",
+                               valueName: "DIR"))
+    var data: String?
+
+    @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
+    var logLevel: Logger.Level = .info
+
+    func run() async throws {
+        var configuration = try options.loadConfiguration()
+        if let host { configuration.server.host = host }
+        if let port { configuration.server.port = port }
+        let dataset = try data.map { try BenchmarkDataset.load(directory: $0) }
+        if let dataset, let data { dataset.configure(&configuration, directory: data) }
+        LoggingSetup.bootstrap(json: configuration.server.jsonLogs, level: logLevel)
+        let logger = Logger(label: "kiosk")
+
+        let store = try StoreOptions.openStore(configuration)
+        let changes = try await store.syncCatalogue(configuration.catalogue, dryRun: false)
+        for change in changes { logger.info("configuration: \(change)") }
+        try await dataset?.importIssues(into: store) { logger.info("benchmark data set: \($0)") }
+        let secrets = try Secrets.load(configuration: configuration, databasePath: configuration.server.database, logger: logger)
+        let factory = RuntimeFactory(store: store, secrets: secrets, logger: logger)
+        let runtime = RuntimeBox(try factory.makeRuntime(configuration))
+        try await StartupChecks.warnAboutDevelopmentCredentials(configuration, logger: logger)
+
+        let reloader = ConfigurationReloader(options: options, host: configuration.server.host,
+                                             port: configuration.server.port, factory: factory, runtime: runtime,
+                                             logger: logger)
+        let server = configuration.server
+        let app = try buildApplication(
+            runtime: runtime, host: configuration.server.host, port: configuration.server.port, logger: logger,
+            services: [reloader],
+            onServerRunning: { channel in
+                let port = channel.localAddress?.port ?? server.port
+                logger.notice("Kiosk listening", metadata: [
+                    "rpc": .string("http\(server.tls == nil ? "" : "s")://\(server.host):\(port)/RPC2"),
+                    "database": .string(server.database),
+                    "editions": .string(server.editions),
+                    "secret": .string(secrets.source),
+                ])
+            })
+        try await app.runService()
+    }
+}
+
+extension Logger.Level: @retroactive ExpressibleByArgument {}
+
+/// Re-reads the configuration on SIGHUP and swaps it in; a bad file is reported and the old one kept.
+struct ConfigurationReloader: Service {
+    let options: StoreOptions
+    let host: String
+    let port: Int
+    let factory: RuntimeFactory
+    let runtime: RuntimeBox
+    let logger: Logger
+
+    func run() async throws {
+        for await _ in await UnixSignalsSequence(trapping: .sighup).cancelOnGracefulShutdown() {
+            do {
+                var configuration = try options.loadConfiguration()
+                configuration.server.host = host
+                configuration.server.port = port
+                let changes = try await factory.store.syncCatalogue(configuration.catalogue, dryRun: false)
+                runtime.replace(with: try factory.makeRuntime(configuration))
+                logger.notice("configuration reloaded", metadata: ["changes": .string(changes.isEmpty ? "none" : changes.joined(separator: "; "))])
+            } catch {
+                logger.error("configuration reload failed; keeping the previous one", metadata: ["error": .string("\(error)")])
+            }
+        }
+    }
+}
+
+/// Warnings an operator must see at start.
+enum StartupChecks {
+    /// The password the repository's development API client uses (see README).
+    static let developmentPassword = "secret"
+
+    static func warnAboutDevelopmentCredentials(_ configuration: KioskConfiguration, logger: Logger) async throws {
+        let loopback = ["127.0.0.1", "::1", "localhost"].contains(configuration.server.host)
+        for client in configuration.apiClients
+        where await PasswordHashing().verify(developmentPassword, against: client.passwordHash) {
+            let message: Logger.Message = loopback
+                ? "API client uses the development password; change it before exposing the server"
+                : "API client uses the development password and the server listens beyond loopback: anyone can call it"
+            logger.warning(message, metadata: ["client": .string(client.username), "host": .string(configuration.server.host)])
+        }
+    }
+}

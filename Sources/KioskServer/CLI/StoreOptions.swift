@@ -1,0 +1,41 @@
+import ArgumentParser
+import Foundation
+import KioskStorage
+import Logging
+
+/// The options every command that touches the data shares.
+struct StoreOptions: ParsableArguments {
+    @Option(help: "Configuration file (YAML).")
+    var config: String = KioskConfiguration.defaultPath
+
+    @Option(help: "SQLite database file (default: server.database of the configuration).")
+    var database: String?
+
+    @Option(help: "Editions directory (default: server.editions of the configuration).")
+    var editions: String?
+
+    func loadConfiguration() throws -> KioskConfiguration {
+        var configuration = try KioskConfiguration.load(from: config)
+        if let database { configuration.server.database = database }
+        if let editions { configuration.server.editions = editions }
+        return configuration
+    }
+
+    /// Opens (creating and migrating if needed) the configured database.
+    static func openStore(_ configuration: KioskConfiguration) throws -> SQLiteKioskStore {
+        let path = configuration.server.database
+        let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        return try SQLiteKioskStore(path: path, busyTimeout: configuration.limits.databaseBusyTimeoutSeconds)
+    }
+}
+
+/// Writes a line to standard error (progress and diagnostics of CLI commands).
+func printError(_ text: String) {
+    FileHandle.standardError.write(Data((text + "\n").utf8))
+}
+
+/// Writes a line to standard output.
+func printOutput(_ text: String) {
+    FileHandle.standardOutput.write(Data((text + "\n").utf8))
+}

@@ -1,0 +1,168 @@
+import ArgumentParser
+import Foundation
+import KioskModels
+import KioskStorage
+
+/// `KioskServer user …`: subscriber accounts and subscriptions.
+struct UserCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "user", abstract: "Manage subscriber accounts.",
+        subcommands: [Add.self, Subscribe.self, Import.self])
+
+    struct Add: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Add a user; the password is read from standard input.")
+        @OptionGroup var options: StoreOptions
+        @Option var username: String
+        @Option var name: String = ""
+        @Option var email: String = ""
+        @Flag(help: "Read the password from standard input (one line).")
+        var passwordStdin = false
+
+        func run() async throws {
+            guard passwordStdin else { throw ValidationError("pass --password-stdin and the password on standard input") }
+            guard let password = readLine(strippingNewline: true), !password.isEmpty else {
+                throw ValidationError("no password on standard input")
+            }
+            try UserImportParser.checkUsername(username)
+            let store = try StoreOptions.openStore(try options.loadConfiguration())
+            let hash = try await PasswordHashing().hash(password)
+            let id = try await store.addUser(username: username, name: name, email: email, passwordHash: hash,
+                                             at: Int64(Date().timeIntervalSince1970))
+            printOutput("added user \(username) (id \(id))")
+        }
+    }
+
+    struct Subscribe: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Subscribe a user to an edition until a date (inclusive).")
+        @OptionGroup var options: StoreOptions
+        @Option var username: String
+        @Option(help: "Edition id (EDICIO_ID).") var edition: Int
+        @Option(help: "Last issue date covered, YYYY-MM-DD.") var until: String
+
+        func run() async throws {
+            guard let date = IssueDate(until) else { throw ValidationError("--until: expected a date YYYY-MM-DD, got \"\(until)\"") }
+            let configuration = try options.loadConfiguration()
+            let store = try StoreOptions.openStore(configuration)
+            try await store.syncCatalogue(configuration.catalogue, dryRun: false)
+            try await store.subscribe(username: username, editionID: edition, until: date)
+            printOutput("user \(username) subscribed to edition \(edition) until \(date)")
+        }
+    }
+
+    struct Import: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Add or update users from a CSV file, all or nothing.",
+            discussion: """
+                Header: username,name,email,password[,subscriptions]. `password` is a plain password (hashed \
+                here with bcrypt) or an existing bcrypt hash ($2a$/$2b$/$2y$, e.g. from Joomla), kept as is. \
+                `subscriptions` is `EDITION:YYYY-MM-DD` pairs separated by `;`.
+                """)
+        @OptionGroup var options: StoreOptions
+        @Argument(help: "The CSV file.") var file: String
+
+        func run() async throws {
+            let configuration = try options.loadConfiguration()
+            guard let data = FileManager.default.contents(atPath: file) else {
+                throw ValidationError("\(file): cannot be read")
+            }
+            guard let text = String(data: data, encoding: .utf8) else { throw ValidationError("\(file): not UTF-8 text") }
+            let rows: [UserImportParser.Row]
+            do {
+                rows = try UserImportParser.parse(text, knownEditions: Set(configuration.catalogue.editions.map(\.id)))
+            } catch {
+                throw ValidationError("\(file): \(error); nothing was imported")
+            }
+            let store = try StoreOptions.openStore(configuration)
+            try await store.syncCatalogue(configuration.catalogue, dryRun: false)
+            let users = try await UserImportParser.hashPasswords(rows) { done, total in
+                printError("hashing passwords: \(done)/\(total)")
+            }
+            printError("writing \(users.count) users in one transaction…")
+            let summary = try await store.importUsers(users, at: Int64(Date().timeIntervalSince1970))
+            printOutput("\(file): \(summary.added) users added, \(summary.updated) updated, "
+                        + "\(summary.subscriptions) subscriptions set")
+        }
+    }
+}
+
+/// Reads the user import CSV, checking every row before anything is written.
+enum UserImportParser {
+    struct Row {
+        var line: Int
+        var user: UserImport
+        /// The plain password to hash, when the file did not carry a hash.
+        var plainPassword: String?
+    }
+
+    static func checkUsername(_ username: String) throws {
+        guard !username.isEmpty, username.count <= 150, !username.contains(where: { $0.isNewline || $0 == ":" }) else {
+            throw ValidationError("username must be 1-150 characters without ':' or line breaks")
+        }
+    }
+
+    static func parse(_ text: String, knownEditions: Set<Int>) throws -> [Row] {
+        let rows = try CSVReader.rows(text)
+        guard let header = rows.first else { throw CSVReader.Problem(line: 1, message: "the file is empty") }
+        let columns = header.fields.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+        guard Array(columns.prefix(4)) == ["username", "name", "email", "password"],
+              columns.count == 4 || (columns.count == 5 && columns[4] == "subscriptions")
+        else {
+            throw CSVReader.Problem(line: header.line, message: "the header must be username,name,email,password[,subscriptions]")
+        }
+        var seen = Set<String>()
+        return try rows.dropFirst().map { row in
+            func fail(_ message: String) -> CSVReader.Problem { CSVReader.Problem(line: row.line, message: message) }
+            guard row.fields.count == columns.count else {
+                throw fail("expected \(columns.count) fields, found \(row.fields.count)")
+            }
+            let username = row.fields[0]
+            do { try checkUsername(username) } catch { throw fail("\(error)") }
+            guard seen.insert(username.lowercased()).inserted else { throw fail("username \"\(username)\" appears twice") }
+            let password = row.fields[3]
+            guard !password.isEmpty else { throw fail("empty password") }
+            let isHash = password.hasPrefix("$2")
+            if isHash && !PasswordHashing.isBcryptHash(password) { throw fail("password looks like a bcrypt hash but is malformed") }
+            var subscriptions: [(editionID: Int, until: IssueDate)] = []
+            if columns.count == 5 {
+                for pair in row.fields[4].split(separator: ";") where !pair.trimmingCharacters(in: .whitespaces).isEmpty {
+                    let parts = pair.trimmingCharacters(in: .whitespaces).split(separator: ":")
+                    guard parts.count == 2, let edition = Int(parts[0]), let until = IssueDate(parts[1]) else {
+                        throw fail("subscription \"\(pair)\" is not EDITION:YYYY-MM-DD")
+                    }
+                    guard knownEditions.contains(edition) else { throw fail("edition \(edition) is not in the configuration") }
+                    subscriptions.append((edition, until))
+                }
+            }
+            return Row(line: row.line,
+                       user: UserImport(username: username, name: row.fields[1], email: row.fields[2],
+                                        passwordHash: isHash ? password : "", subscriptions: subscriptions),
+                       plainPassword: isHash ? nil : password)
+        }
+    }
+
+    /// Hashes the plain passwords on every core, reporting progress.
+    static func hashPasswords(_ rows: [Row], progress: @escaping @Sendable (Int, Int) -> Void) async throws -> [UserImport] {
+        let plain = rows.enumerated().compactMap { index, row in row.plainPassword.map { (index, $0) } }
+        var users = rows.map(\.user)
+        guard !plain.isEmpty else { return users }
+        let hashing = PasswordHashing()
+        var done = 0
+        let step = max(1, plain.count / 20)
+        try await withThrowingTaskGroup(of: (Int, String).self) { group in
+            var pending = plain.makeIterator()
+            for _ in 0..<max(2, ProcessInfo.processInfo.activeProcessorCount) {
+                guard let (index, password) = pending.next() else { break }
+                group.addTask { (index, try await hashing.hash(password)) }
+            }
+            while let (index, hash) = try await group.next() {
+                users[index].passwordHash = hash
+                done += 1
+                if done % step == 0 || done == plain.count { progress(done, plain.count) }
+                if let (next, password) = pending.next() {
+                    group.addTask { (next, try await hashing.hash(password)) }
+                }
+            }
+        }
+        return users
+    }
+}

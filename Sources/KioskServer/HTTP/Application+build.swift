@@ -1,0 +1,48 @@
+import Hummingbird
+import HummingbirdCore
+import HummingbirdTLS
+import KioskModels
+import Logging
+import NIOCore
+import NIOSSL
+import ServiceLifecycle
+
+/// The routes of the server, on the runtime in `runtime`.
+func buildRouter(runtime: RuntimeBox) -> Router<KioskRequestContext> {
+    let router = Router(context: KioskRequestContext.self)
+    router.add(middleware: RuntimeMiddleware(current: runtime))
+    router.add(middleware: LogRequestsMiddleware(.debug))
+    HealthController().addRoutes(to: router)
+    RPCController().addRoutes(to: router)
+    SSOController().addRoutes(to: router)
+    return router
+}
+
+/// The HTTP application: routes, listener, TLS when configured, and the extra services it runs
+/// (configuration reload on SIGHUP).
+func buildApplication(
+    runtime: RuntimeBox, host: String, port: Int, logger: Logger,
+    services: [any Service] = [],
+    onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
+) throws -> some ApplicationProtocol {
+    let configuration = runtime.runtime.configuration
+    let http1 = HTTPServerBuilder.http1(
+        configuration: .init(idleTimeout: .seconds(Int64(configuration.server.idleTimeoutSeconds))))
+    let server: HTTPServerBuilder
+    if let tls = configuration.server.tls {
+        var tlsConfiguration = TLSConfiguration.makeServerConfiguration(
+            certificateChain: try NIOSSLCertificate.fromPEMFile(tls.certificate).map { .certificate($0) },
+            privateKey: .privateKey(try NIOSSLPrivateKey(file: tls.key, format: .pem)))
+        tlsConfiguration.minimumTLSVersion = .tlsv12
+        server = try .tls(http1, tlsConfiguration: tlsConfiguration)
+    } else {
+        server = http1
+    }
+    return Application(
+        router: buildRouter(runtime: runtime),
+        server: server,
+        configuration: .init(address: .hostname(host, port: port), serverName: "Kiosk"),
+        services: services,
+        onServerRunning: onServerRunning,
+        logger: logger)
+}

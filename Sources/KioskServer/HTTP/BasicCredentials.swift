@@ -1,0 +1,67 @@
+import Crypto
+import Foundation
+import Hummingbird
+import KioskModels
+import NIOConcurrencyHelpers
+
+/// The HTTP Basic credentials of a request, if well-formed.
+struct BasicCredentials: Sendable {
+    let username: String
+    let password: String
+
+    init?(request: Request) {
+        guard let header = request.headers[.authorization], header.count <= 1024 else { return nil }
+        let parts = header.split(separator: " ", maxSplits: 1)
+        guard parts.count == 2, parts[0].lowercased() == "basic",
+              let decoded = Data(base64Encoded: String(parts[1]).trimmingCharacters(in: .whitespaces)),
+              let text = String(data: decoded, encoding: .utf8),
+              let colon = text.firstIndex(of: ":")
+        else { return nil }
+        username = String(text[..<colon])
+        password = String(text[text.index(after: colon)...])
+    }
+}
+
+/// Checks HTTP Basic credentials against bcrypt hashes from the configuration.
+///
+/// bcrypt is slow on purpose, so a verified credential is remembered by its SHA-256 (never in clear),
+/// and so is a refused one (bounded): a client pays the hash once, not on every call.
+final class BasicAuthenticator: Sendable {
+    private let hashes: [String: String]
+    private let verifier: PasswordHashing
+    private let cache = NIOLockedValueBox(Cache())
+    private static let cacheLimit = 10_000
+
+    private struct Cache {
+        var accepted: [SHA256Digest: String] = [:]
+        var refused: Set<SHA256Digest> = []
+    }
+
+    init(accounts: [KioskConfiguration.Credential], verifier: PasswordHashing = PasswordHashing()) {
+        self.hashes = Dictionary(accounts.map { ($0.username, $0.passwordHash) }, uniquingKeysWith: { first, _ in first })
+        self.verifier = verifier
+    }
+
+    var isEmpty: Bool { hashes.isEmpty }
+
+    /// The authenticated username, or nil.
+    func authenticate(_ request: Request) async -> String? {
+        guard let credentials = BasicCredentials(request: request) else { return nil }
+        let digest = SHA256.hash(data: Array("\(credentials.username)\u{0}\(credentials.password)".utf8))
+        let cached: (accepted: String?, refused: Bool) = cache.withLockedValue { ($0.accepted[digest], $0.refused.contains(digest)) }
+        if let username = cached.accepted { return username }
+        if cached.refused { return nil }
+        let hash = hashes[credentials.username]
+        let valid = await verifier.verify(credentials.password, against: hash ?? KioskService.unknownUserHash) && hash != nil
+        cache.withLockedValue { cache in
+            if valid {
+                if cache.accepted.count >= Self.cacheLimit { cache.accepted.removeAll() }
+                cache.accepted[digest] = credentials.username
+            } else {
+                if cache.refused.count >= Self.cacheLimit { cache.refused.removeAll() }
+                cache.refused.insert(digest)
+            }
+        }
+        return valid ? credentials.username : nil
+    }
+}

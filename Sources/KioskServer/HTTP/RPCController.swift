@@ -1,0 +1,73 @@
+import Foundation
+import Hummingbird
+import KioskModels
+import NIOCore
+import XMLRPC
+
+/// `POST /RPC2`: HTTP Basic authentication of API clients, the body limit, then the XML-RPC dispatcher.
+struct RPCController {
+    func addRoutes(to router: Router<KioskRequestContext>) {
+        router.post("/RPC2", use: call)
+    }
+
+    @Sendable func call(_ request: Request, context: KioskRequestContext) async throws -> Response {
+        let runtime = context.runtime!
+        guard await runtime.apiClients.authenticate(request) != nil else {
+            context.logger.info("RPC call refused: missing or wrong API client credentials")
+            return .unauthorized
+        }
+        let limit = runtime.configuration.limits.maxBodyBytes
+        if let length = request.headers[.contentLength].flatMap(Int.init), length > limit {
+            return .tooLarge(limit: limit)
+        }
+        var request = request
+        let body: ByteBuffer
+        do {
+            body = try await request.collectBody(upTo: limit)
+        } catch let error as any HTTPResponseError where error.status == .contentTooLarge {
+            return .tooLarge(limit: limit)
+        }
+        let encoding = request.headers[.contentType].flatMap(Self.charset)
+        // Decoding reads the buffer in place and copies only what it keeps; then the call runs.
+        let call = body.withUnsafeReadableBytes { runtime.dispatcher.decode($0, encoding: encoding) }
+        let response = await runtime.dispatcher.respond(to: call, context: context)
+        if let method = response.methodName {
+            context.logger.debug("RPC", metadata: ["method": .string(method),
+                                                  "fault": .string(response.fault.map { String($0.code) } ?? "")])
+        }
+        return Response(status: .ok,
+                        headers: [.contentType: "text/xml; charset=utf-8"],
+                        body: ResponseBody(byteBuffer: ByteBuffer(bytes: response.body)))
+    }
+
+    /// The `charset` parameter of a Content-Type header, if any.
+    static func charset(_ contentType: String) -> String? {
+        for parameter in contentType.split(separator: ";").dropFirst() {
+            let pair = parameter.split(separator: "=", maxSplits: 1)
+            if pair.count == 2, pair[0].trimmingCharacters(in: .whitespaces).lowercased() == "charset" {
+                return pair[1].trimmingCharacters(in: .whitespaces).trimmingCharacters(in: CharacterSet(charactersIn: "\""))
+            }
+        }
+        return nil
+    }
+}
+
+extension Response {
+    /// 401 with the Basic challenge the 2012 app waits for before sending credentials.
+    static var unauthorized: Response {
+        Response(status: .unauthorized,
+                 headers: [.wwwAuthenticate: "Basic realm=\"kiosk\"", .contentType: "text/plain; charset=utf-8"],
+                 body: ResponseBody(byteBuffer: ByteBuffer(string: "authentication required\n")))
+    }
+
+    static func tooLarge(limit: Int) -> Response {
+        Response(status: .contentTooLarge,
+                 headers: [.contentType: "text/plain; charset=utf-8", .connection: "close"],
+                 body: ResponseBody(byteBuffer: ByteBuffer(string: "request body over the limit of \(limit) bytes\n")))
+    }
+
+    static func text(_ status: HTTPResponse.Status, _ message: String) -> Response {
+        Response(status: status, headers: [.contentType: "text/plain; charset=utf-8"],
+                 body: ResponseBody(byteBuffer: ByteBuffer(string: message + "\n")))
+    }
+}

@@ -1,0 +1,44 @@
+import Foundation
+import Hummingbird
+import KioskModels
+
+/// `GET /sso/verify?hash=…`: the web kiosk checks a `hashQuiosc` hash and learns who it names.
+struct SSOController {
+    struct VerifiedUser: ResponseEncodable {
+        var id: Int
+        var username: String
+        var name: String
+        var email: String
+        var editions: [SubscribedEdition]
+    }
+
+    struct SubscribedEdition: Codable {
+        var id: Int
+        var until: String
+    }
+
+    func addRoutes(to router: Router<KioskRequestContext>) {
+        router.get("/sso/verify", use: verify)
+    }
+
+    @Sendable func verify(_ request: Request, context: KioskRequestContext) async throws -> Response {
+        let environment = context.environment
+        let service = environment.service
+        guard let hash = request.uri.queryParameters.get("hash"),
+              let userID = environment.webKioskTokens.verify(hash, now: service.now()),
+              let user = try await service.store.user(id: userID)
+        else { return .text(.forbidden, "invalid or expired hash") }
+        let subscriptions = try await service.store.subscriptions(userID: user.id)
+        let verified = VerifiedUser(
+            id: user.id, username: user.username, name: user.name, email: user.email,
+            editions: subscriptions.map { SubscribedEdition(id: $0.editionID, until: $0.until.description) })
+        return try verified.response(from: request, context: context)
+    }
+}
+
+/// `GET /healthz`: the process is up and serving.
+struct HealthController {
+    func addRoutes(to router: Router<KioskRequestContext>) {
+        router.get("/healthz") { _, _ in Response.text(.ok, "ok") }
+    }
+}

@@ -1,0 +1,38 @@
+import Foundation
+import KioskModels
+import KioskRPC
+import KioskStorage
+import Logging
+import XMLRPC
+
+/// Builds a `KioskRuntime` from a configuration: the one place where the parts are wired together.
+struct RuntimeFactory: Sendable {
+    let store: SQLiteKioskStore
+    let secrets: Secrets
+    let logger: Logger
+    /// Unix seconds; tests may move it.
+    var now: @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970) }
+
+    func makeRuntime(_ configuration: KioskConfiguration) throws -> KioskRuntime {
+        let service = KioskService(
+            store: store, identityKeys: IdentityKeyIssuer(secret: secrets.identityKey), passwords: PasswordHashing(),
+            signInPolicy: SignInPolicy(maxFailures: configuration.signIn.maxFailures,
+                                       windowSeconds: configuration.signIn.windowSeconds),
+            now: now)
+        let delivery = try EditionsWiring.make(configuration: configuration, secrets: secrets, store: store, logger: logger)
+        let environment = KioskRPCEnvironment(
+            service: service, links: delivery.links, bundles: delivery.bundles,
+            webKiosks: configuration.webKiosks, webKioskTokens: WebKioskTokenSigner(secret: secrets.webKioskKey),
+            webKioskTokenLifetime: configuration.webKioskTokenLifetimeSeconds)
+        var dispatcher = XMLRPCDispatcher<KioskRequestContext>()
+        KioskMethods.register(into: &dispatcher)
+        let logger = self.logger
+        dispatcher.onInternalError = { error, method in
+            logger.error("internal error in XML-RPC method", metadata: ["method": .string(method), "error": .string("\(error)")])
+        }
+        return KioskRuntime(
+            configuration: configuration, environment: environment, dispatcher: dispatcher,
+            apiClients: BasicAuthenticator(accounts: configuration.apiClients),
+            publishers: BasicAuthenticator(accounts: configuration.publishers))
+    }
+}

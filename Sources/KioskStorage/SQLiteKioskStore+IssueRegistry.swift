@@ -1,0 +1,96 @@
+import GRDB
+import KioskModels
+
+/// Publishing's side of the store: each call is one transaction.
+extension SQLiteKioskStore: IssueRegistry {
+    public func edition(id: Int) async throws -> Edition? {
+        try await pool.read { db in
+            try Row.fetchOne(db.cachedStatement(sql: """
+                SELECT id, publication_id, name, created_on FROM editions WHERE id = ?
+                """), arguments: [id]).map { row in
+                Edition(id: row[0], publicationID: row[1], name: row[2],
+                        createdOn: IssueDate(row[3] as String) ?? IssueDate(daysSinceEpoch: 0))
+            }
+        }
+    }
+
+    /// The name of a publication (the bundle's `titol`), nil when unknown.
+    public func publicationName(id: Int) async throws -> String? {
+        try await pool.read { db in
+            try String.fetchOne(db.cachedStatement(sql: "SELECT name FROM publications WHERE id = ?"), arguments: [id])
+        }
+    }
+
+    public func nextRevision(editionID: Int, date: IssueDate) async throws -> Int {
+        try await pool.read { db in
+            let current = try Int.fetchOne(db.cachedStatement(sql: """
+                SELECT revision FROM issues WHERE edition_id = ? AND date = ?
+                """), arguments: [editionID, date.description]) ?? 0
+            return current + 1
+        }
+    }
+
+    public func publishIssue(editionID: Int, date: IssueDate, revision: Int, pages: [PublishedPage],
+                             bundle: BundleInfo?, at time: Int64) async throws -> Int? {
+        try await pool.write { db in
+            let day = date.description
+            for section in Set(pages.map(\.section)) {
+                try db.cachedStatement(sql: """
+                    INSERT INTO sections (id, name) VALUES (?, ?)
+                    ON CONFLICT (id) DO UPDATE SET name = excluded.name WHERE name <> excluded.name
+                    """).execute(arguments: [section.id, section.name])
+            }
+            let replaced = try Int.fetchOne(db.cachedStatement(sql: """
+                SELECT revision FROM issues WHERE edition_id = ? AND date = ?
+                """), arguments: [editionID, day])
+            try db.cachedStatement(sql: "DELETE FROM pages WHERE edition_id = ? AND date = ?")
+                .execute(arguments: [editionID, day])
+            try db.cachedStatement(sql: """
+                INSERT INTO issues (edition_id, date, revision, page_count, published_at, withdrawn_at,
+                                    bundle_path, bundle_size, bundle_sha256)
+                VALUES (?, ?, ?, ?, ?, NULL, ?, ?, ?)
+                ON CONFLICT (edition_id, date) DO UPDATE SET
+                    revision = excluded.revision, page_count = excluded.page_count,
+                    published_at = excluded.published_at, withdrawn_at = NULL,
+                    bundle_path = excluded.bundle_path, bundle_size = excluded.bundle_size,
+                    bundle_sha256 = excluded.bundle_sha256
+                """).execute(arguments: [editionID, day, revision, pages.count, time,
+                                         bundle?.path, bundle?.size, bundle?.sha256])
+            let insert = try db.cachedStatement(sql: """
+                INSERT INTO pages (edition_id, date, number, section_id, pdf_path, jpg_path, jpga_path)
+                VALUES (?, ?, ?, ?, ?, ?, ?)
+                """)
+            for page in pages.sorted(by: { $0.number < $1.number }) {
+                try insert.execute(arguments: [editionID, day, page.number, page.section.id,
+                                               page.files.pdf, page.files.jpg, page.files.jpgA])
+            }
+            return replaced
+        }
+    }
+
+    public func withdrawIssue(editionID: Int, date: IssueDate, at time: Int64) async throws -> Bool {
+        try await pool.write { db in
+            try db.cachedStatement(sql: """
+                UPDATE issues SET withdrawn_at = ? WHERE edition_id = ? AND date = ? AND withdrawn_at IS NULL
+                """).execute(arguments: [time, editionID, date.description])
+            return db.changesCount == 1
+        }
+    }
+
+    public func setBundle(editionID: Int, date: IssueDate, revision: Int, bundle: BundleInfo) async throws {
+        try await pool.write { db in
+            try db.cachedStatement(sql: """
+                UPDATE issues SET bundle_path = ?, bundle_size = ?, bundle_sha256 = ?
+                WHERE edition_id = ? AND date = ? AND revision = ?
+                """).execute(arguments: [bundle.path, bundle.size, bundle.sha256, editionID, date.description, revision])
+        }
+    }
+
+    public func storedRevisions() async throws -> [(editionID: Int, date: IssueDate, revision: Int)] {
+        try await pool.read { db in
+            try Row.fetchAll(db.cachedStatement(sql: "SELECT edition_id, date, revision FROM issues")).compactMap { row in
+                IssueDate(row[1] as String).map { (editionID: row[0] as Int, date: $0, revision: row[2] as Int) }
+            }
+        }
+    }
+}

@@ -1,0 +1,130 @@
+import GRDB
+
+/// The database's versioned schema. Migrations only ever append; an existing database upgrades in place.
+public enum KioskSchema {
+    public static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+
+        migrator.registerMigration("v1: catalogue, issues, readers, demos, downloads") { db in
+            try db.create(table: "publications") { t in
+                t.primaryKey("id", .integer)
+                t.column("name", .text).notNull()
+            }
+            try db.create(table: "editions") { t in
+                t.primaryKey("id", .integer)
+                t.column("publication_id", .integer).notNull().references("publications", onDelete: .restrict)
+                t.column("name", .text).notNull()
+                t.column("created_on", .text).notNull()
+            }
+            try db.create(table: "sections") { t in
+                t.primaryKey("id", .integer)
+                t.column("name", .text).notNull()
+            }
+            try db.create(table: "apps") { t in
+                t.primaryKey("key", .text)
+                t.column("name", .text).notNull()
+                t.column("demo_quota", .integer).notNull().check { $0 >= 0 }
+            }
+            try db.create(table: "tariff_lines", options: .withoutRowID) { t in
+                t.column("app_key", .text).notNull().references("apps", onDelete: .cascade)
+                t.column("edition_id", .integer).notNull().references("editions", onDelete: .restrict)
+                t.column("sort_order", .integer).notNull()
+                t.column("access", .text).notNull().check { ["free", "subscribers"].contains($0) }
+                t.primaryKey(["app_key", "edition_id"])
+            }
+            // An issue is visible while `withdrawn_at` is NULL. `revision` changes on every publication.
+            try db.create(table: "issues", options: .withoutRowID) { t in
+                t.column("edition_id", .integer).notNull().references("editions", onDelete: .restrict)
+                t.column("date", .text).notNull()
+                t.column("revision", .integer).notNull()
+                t.column("page_count", .integer).notNull()
+                t.column("published_at", .integer).notNull()
+                t.column("withdrawn_at", .integer)
+                t.column("bundle_path", .text)
+                t.column("bundle_size", .integer)
+                t.column("bundle_sha256", .text)
+                t.primaryKey(["edition_id", "date"])
+            }
+            try db.create(table: "pages") { t in
+                t.primaryKey("id", .integer)
+                t.column("edition_id", .integer).notNull()
+                t.column("date", .text).notNull()
+                t.column("number", .integer).notNull()
+                t.column("section_id", .integer).notNull().references("sections", onDelete: .restrict)
+                t.column("pdf_path", .text).notNull()
+                t.column("jpg_path", .text).notNull()
+                t.column("jpga_path", .text).notNull()
+                t.uniqueKey(["edition_id", "date", "number"])
+                t.foreignKey(["edition_id", "date"], references: "issues", onDelete: .cascade)
+            }
+            try db.create(table: "users") { t in
+                t.primaryKey("id", .integer)
+                t.column("username", .text).notNull().unique().collate(.nocase)
+                t.column("name", .text).notNull()
+                t.column("email", .text).notNull()
+                t.column("password_hash", .text).notNull()
+                t.column("created_at", .integer).notNull()
+            }
+            try db.create(table: "subscriptions", options: .withoutRowID) { t in
+                t.column("user_id", .integer).notNull().references("users", onDelete: .cascade)
+                t.column("edition_id", .integer).notNull().references("editions", onDelete: .restrict)
+                t.column("until", .text).notNull()
+                t.primaryKey(["user_id", "edition_id"])
+            }
+            // The seed's USERS_MOBILS: one row per issued identity key.
+            try db.create(table: "identities", options: .withoutRowID) { t in
+                t.primaryKey("key", .text)
+                t.column("app_key", .text).notNull()
+                t.column("device_key", .text).notNull()
+                t.column("user_id", .integer).notNull()
+                t.column("device_info", .text).notNull()
+                t.column("os", .text).notNull()
+                t.column("first_seen", .integer).notNull()
+                t.column("last_seen", .integer).notNull()
+            }
+            try db.create(index: "identities_by_device", on: "identities", columns: ["app_key", "device_key"])
+            // Demo counters are per (app, device): shared by the device's anonymous and signed-in identities.
+            try db.create(table: "demo_counters", options: .withoutRowID) { t in
+                t.column("app_key", .text).notNull()
+                t.column("device_key", .text).notNull()
+                t.column("consumed", .integer).notNull().check { $0 >= 0 }
+                t.primaryKey(["app_key", "device_key"])
+            }
+            // A grant is unused while `edition_id` is NULL; once bound to an issue it stays.
+            try db.create(table: "demo_grants") { t in
+                t.primaryKey("id", .integer)
+                t.column("app_key", .text).notNull()
+                t.column("device_key", .text).notNull()
+                t.column("granted_at", .integer).notNull()
+                t.column("edition_id", .integer)
+                t.column("date", .text)
+                t.column("used_at", .integer)
+            }
+            try db.create(index: "demo_grants_by_device", on: "demo_grants",
+                          columns: ["app_key", "device_key", "edition_id", "date"])
+            try db.create(table: "downloads") { t in
+                t.primaryKey("id", .integer)
+                t.column("edition_id", .integer).notNull()
+                t.column("date", .text).notNull()
+                t.column("app_key", .text).notNull()
+                t.column("identity_key", .text).notNull()
+                t.column("user_id", .integer).notNull()
+                t.column("claimed_user_id", .text).notNull()
+                t.column("device_key", .text).notNull()
+                t.column("os", .text).notNull()
+                t.column("time", .integer).notNull()
+            }
+            try db.create(index: "downloads_by_time", on: "downloads", columns: ["time"])
+            try db.create(index: "downloads_by_issue", on: "downloads", columns: ["edition_id", "date"])
+            try db.create(table: "sign_in_failures") { t in
+                t.primaryKey("id", .integer)
+                t.column("username", .text).notNull().collate(.nocase)
+                t.column("device_key", .text)
+                t.column("time", .integer).notNull()
+            }
+            try db.create(index: "sign_in_failures_by_username", on: "sign_in_failures", columns: ["username", "time"])
+            try db.create(index: "sign_in_failures_by_device", on: "sign_in_failures", columns: ["device_key", "time"])
+        }
+        return migrator
+    }
+}

@@ -1,0 +1,165 @@
+import Foundation
+@testable import KioskEditions
+import KioskModels
+import KioskStorage
+import Testing
+
+@Suite struct BundleTests {
+    let day = TestEnvironment.day
+
+    /// Writes `files` (name -> bytes) under a folder and builds a bundle of them in that order.
+    func build(_ files: [(String, [UInt8])], options: BundleOptions) throws -> (zip: String, folder: String, built: BuiltBundle, temp: TemporaryFolder) {
+        let temp = TemporaryFolder()
+        let folder = temp.sub("src")
+        var entries: [BundleEntry] = []
+        for (name, bytes) in files {
+            let path = folder + "/" + name
+            try FileManager.default.createDirectory(atPath: FS.parentPath(path), withIntermediateDirectories: true)
+            try Data(bytes).write(to: URL(fileURLWithPath: path))
+            entries.append(BundleEntry(name: name, source: path, alwaysStore: name.hasSuffix(".jpg")))
+        }
+        let zip = temp.path + "/out.zip"
+        let header = BundleManifest.Header(editionID: 1, publicationName: "El Punt Avui", editionName: "Nacional", date: day, revision: 1)
+        let manifest = BundleManifest.xml(header: header, pages: (1...20).map { BundleManifest.Page(number: $0, section: Section(id: 1, name: "Portada")) })
+        let built = try BundleBuilder.build(manifest: manifest, entries: entries, date: day, to: zip, options: options)
+        return (zip, folder, built, temp)
+    }
+
+    func acceptedByUnzipAndPython(_ zip: String, folder: String) throws -> [String: Int] {
+        let test = try run(["unzip", "-t", zip])
+        #expect(test.status == 0, "unzip -t: \(test.output) \(test.error)")
+        #expect(test.output.contains("No errors detected"))
+        return try pythonCheck(zip: zip, against: folder)
+    }
+
+    @Test func deflatesOnlyWhereItPays() throws {
+        var noise = Noise(seed: 7)
+        let textPDF = Fixtures.pdf(text: 50_000)
+        let imagePDF = Fixtures.pdf(text: 200, binary: 80_000)
+        // Random first block, compressible rest: the first block decides (stored).
+        let randomHead = Array("%PDF-1.4\n".utf8) + noise.bytes(70_000) + Array(Fixtures.pdf(text: 200_000).dropFirst(9))
+        let files: [(String, [UInt8])] = [
+            ("pdf/001.pdf", textPDF), ("pdf/002.pdf", imagePDF), ("pdf/003.pdf", randomHead),
+            ("jpg/001.jpg", Fixtures.jpeg(body: 30_000, compressible: true)), ("jpgA/001.jpg", Fixtures.jpeg(body: 30_000)),
+            ("empty.bin", []),
+        ]
+        let result = try build(files, options: BundleOptions(sync: false))
+        let methods = try acceptedByUnzipAndPython(result.zip, folder: result.folder)
+        #expect(methods == ["edicio.xml": 8, "pdf/001.pdf": 8, "pdf/002.pdf": 0, "pdf/003.pdf": 0,
+                            "jpg/001.jpg": 0, "jpgA/001.jpg": 0, "empty.bin": 0])
+        #expect(result.built.deflatedEntries == 2)
+        #expect(result.built.storedEntries == 5)
+        #expect(result.built.size == Int64(readFile(result.zip).count))
+        #expect(try run(["sha256sum", result.zip]).output.hasPrefix(result.built.sha256 + " "))
+        // No data descriptors for entries read whole: local headers carry the real sizes.
+        #expect(readFile(result.zip).occurrences(of: [0x50, 0x4B, 0x07, 0x08]) == 0)
+    }
+
+    @Test func streamsLargeEntriesWithDataDescriptors() throws {
+        var noise = Noise(seed: 9)
+        let files: [(String, [UInt8])] = [
+            ("pdf/001.pdf", Fixtures.pdf(text: 600_000)),                       // deflated, streamed
+            ("pdf/002.pdf", Fixtures.pdf(text: 100, binary: 300_000)),          // stored, streamed
+            ("jpgA/001.jpg", Fixtures.jpeg(body: 250_000)),                     // stored, streamed
+            ("jpg/001.jpg", Array(noise.bytes(10))),                            // small, buffered
+        ]
+        let options = BundleOptions(probeBytes: 16 << 10, bufferLimit: 64 << 10, sync: false)
+        let result = try build(files, options: options)
+        let methods = try acceptedByUnzipAndPython(result.zip, folder: result.folder)
+        #expect(methods["pdf/001.pdf"] == 8)
+        #expect(methods["pdf/002.pdf"] == 0)
+        #expect(methods["jpgA/001.jpg"] == 0)
+        #expect(readFile(result.zip).occurrences(of: [0x50, 0x4B, 0x07, 0x08]) == 3)
+        // Our own reader (used for uploads) agrees.
+        let out = TemporaryFolder()
+        _ = try? ArchiveExtractor.extract(archive: result.zip, into: out.path)
+        for (name, bytes) in files { #expect(readFile(out.path + "/" + name) == bytes, "\(name)") }
+    }
+
+    @Test func forcedZIP64IsAcceptedByUnzipAndPython() throws {
+        for bufferLimit in [4 << 20, 64 << 10] {    // buffered entries, then streamed ones
+            let files: [(String, [UInt8])] = [
+                ("pdf/001.pdf", Fixtures.pdf(text: 200_000)), ("pdf/002.pdf", Fixtures.pdf(text: 100, binary: 100_000)),
+                ("jpg/001.jpg", Fixtures.jpeg(body: 100_000)),
+            ]
+            let result = try build(files, options: BundleOptions(bufferLimit: bufferLimit, forceZIP64: true, sync: false))
+            let bytes = readFile(result.zip)
+            #expect(bytes.occurrences(of: [0x50, 0x4B, 0x06, 0x06]) == 1, "ZIP64 end record")
+            #expect(bytes.occurrences(of: [0x50, 0x4B, 0x06, 0x07]) == 1, "ZIP64 locator")
+            let methods = try acceptedByUnzipAndPython(result.zip, folder: result.folder)
+            #expect(methods.count == 4)
+            let zip64 = try run(["python3", "-c", """
+                import sys, zipfile
+                z = zipfile.ZipFile(sys.argv[1])
+                print(all(i.extra[:2] == b'\\x01\\x00' for i in z.infolist()))
+                """, result.zip])
+            #expect(zip64.output.trimmingCharacters(in: .whitespacesAndNewlines) == "True", "\(zip64.error)")
+            let out = TemporaryFolder()
+            _ = try? ArchiveExtractor.extract(archive: result.zip, into: out.path)
+            for (name, bytes) in files { #expect(readFile(out.path + "/" + name) == bytes, "\(name)") }
+        }
+    }
+
+    @Test func theSameIssueGivesTheSameBytes() throws {
+        let files: [(String, [UInt8])] = [("pdf/001.pdf", Fixtures.pdf(text: 20_000)), ("jpg/001.jpg", Fixtures.jpeg())]
+        let a = try build(files, options: BundleOptions(sync: false))
+        let b = try build(files, options: BundleOptions(sync: false))
+        #expect(a.built.sha256 == b.built.sha256)
+    }
+
+    @Test func twentyConcurrentFirstDemandRequestsBuildOnce() async throws {
+        let env = try await TestEnvironment()
+        let published = try await env.publisher.publish(
+            editionID: 1, date: day, from: Fixtures.writeFolder(env.temp.sub("in"), pages: Fixtures.pages(6)))
+        let path = env.directory.absolute(published.bundle.path)
+        try FileManager.default.removeItem(atPath: path)    // missing: e.g. deleted by an operator
+        let contents = try #require(try await env.store.issueContents(editionID: 1, date: day))
+        let service = BundleService(directory: env.directory, registry: env.store, options: BundleOptions(sync: false))
+        // A second service stands for another process: it shares only the disk and the database.
+        let other = BundleService(directory: env.directory, registry: env.store, options: BundleOptions(sync: false))
+        let offered = env.offered
+        let results = try await withThrowingTaskGroup(of: BundleInfo.self) { group in
+            for index in 0..<20 {
+                let target = index % 4 == 3 ? other : service
+                group.addTask { try await target.bundle(for: contents, offered: offered) }
+            }
+            return try await group.reduce(into: [BundleInfo]()) { $0.append($1) }
+        }
+        #expect(results.count == 20)
+        #expect(Set(results) == [published.bundle], "rebuilt bundle is byte-identical to the published one")
+        let builds = await service.buildCount + other.buildCount
+        #expect(builds == 1)
+        #expect(try await env.store.issueContents(editionID: 1, date: day)?.bundle == published.bundle)
+        #expect(try run(["unzip", "-tq", path]).status == 0)
+        // Present and recorded: no build at all.
+        let again = try await service.bundle(for: try #require(try await env.store.issueContents(editionID: 1, date: day)), offered: offered)
+        #expect(again == published.bundle)
+        #expect(await service.buildCount == builds - (await other.buildCount))
+        // No temporary files left.
+        let names = try FileManager.default.contentsOfDirectory(atPath: env.directory.absolute("1/2025-06-30/r1"))
+        #expect(names.filter { $0.contains(".tmp-") }.isEmpty)
+    }
+
+    @Test func aBundleOfAWithdrawnAndCleanedRevisionIsNotRecreated() async throws {
+        let env = try await TestEnvironment()
+        let published = try await env.publisher.publish(
+            editionID: 1, date: day, from: Fixtures.writeFolder(env.temp.sub("in"), pages: Fixtures.pages(1)))
+        let contents = try #require(try await env.store.issueContents(editionID: 1, date: day))
+        try FileManager.default.removeItem(atPath: env.directory.absolute("1/2025-06-30/r1"))
+        let service = BundleService(directory: env.directory, registry: env.store)
+        await #expect(throws: SystemError.self) { try await service.bundle(for: contents, offered: env.offered) }
+        #expect(!FileManager.default.fileExists(atPath: env.directory.absolute(published.bundle.path)))
+    }
+}
+
+extension Array where Element == UInt8 {
+    /// How many times `pattern` occurs.
+    func occurrences(of pattern: [UInt8]) -> Int {
+        guard count >= pattern.count else { return 0 }
+        var found = 0
+        for start in 0...(count - pattern.count) where self[start] == pattern[0] {
+            if self[start..<(start + pattern.count)].elementsEqual(pattern) { found += 1 }
+        }
+        return found
+    }
+}

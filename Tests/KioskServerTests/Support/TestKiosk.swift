@@ -1,0 +1,156 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import KioskModels
+import KioskStorage
+import Logging
+import Testing
+@testable import KioskServer
+
+/// A kiosk on a real SQLite file in a temporary directory, with the repository's sample configuration.
+struct TestKiosk {
+    let directory: URL
+    var configuration: KioskConfiguration
+    let store: SQLiteKioskStore
+    let factory: RuntimeFactory
+    let runtime: RuntimeBox
+    /// The test's clock (Unix seconds); starts at 2025-06-01 12:00 UTC.
+    let clock: TestClock
+
+    static let apiUser = "kiosk"
+    static let apiPassword = "secret"
+
+    init(_ adjust: (inout KioskConfiguration) -> Void = { _ in }) async throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("kiosk-test-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        var configuration = try KioskConfiguration.load(from: TestKiosk.repositoryRoot + "/Config/kiosk.yaml")
+        configuration.server.database = directory.path + "/kiosk.sqlite"
+        configuration.server.editions = directory.path + "/Editions"
+        configuration.server.samples = nil
+        adjust(&configuration)
+        self.configuration = configuration
+        store = try StoreOptions.openStore(configuration)
+        try await store.syncCatalogue(configuration.catalogue, dryRun: false)
+        let secrets = try Secrets.load(configuration: configuration, databasePath: configuration.server.database,
+                                       environment: ["KIOSK_SECRET": "test-secret-test-secret-test-secret-0123"],
+                                       logger: nil)
+        let clock = TestClock(1_748_779_200)
+        self.clock = clock
+        var factory = RuntimeFactory(store: store, secrets: secrets, logger: Logger(label: "test"))
+        factory.now = { clock.now }
+        self.factory = factory
+        runtime = RuntimeBox(try factory.makeRuntime(configuration))
+    }
+
+    /// Runs `body` with the server listening on a free loopback port.
+    func withServer<Value: Sendable>(_ body: @Sendable (_ port: Int) async throws -> Value) async throws -> Value {
+        let app = try buildApplication(runtime: runtime, host: "127.0.0.1", port: 0, logger: Logger(label: "test"))
+        return try await app.test(.live) { client in try await body(client.port!) }
+    }
+
+    /// Adds a user (cheap bcrypt cost) and returns its id.
+    @discardableResult
+    func addUser(_ username: String, password: String, name: String = "", email: String = "",
+                 subscriptions: [(Int, String)] = []) async throws -> Int {
+        let hash = try await PasswordHashing().hash(password, cost: 4)
+        let id = try await store.addUser(username: username, name: name, email: email, passwordHash: hash, at: clock.now)
+        for (edition, until) in subscriptions {
+            try await store.subscribe(username: username, editionID: edition, until: IssueDate(until)!)
+        }
+        return id
+    }
+
+    /// Makes an issue visible with `pages` pages (rows only; files are the editions layer's business).
+    func addIssue(edition: Int, date: String, pages: Int = 3) async throws {
+        try await store.pool.write { db in
+            try db.execute(sql: "INSERT OR IGNORE INTO sections (id, name) VALUES (1, 'Portada'), (2, 'Esports')")
+            try db.execute(sql: """
+                INSERT INTO issues (edition_id, date, revision, page_count, published_at) VALUES (?, ?, 1, ?, 0)
+                """, arguments: [edition, date, pages])
+            for number in 1...pages {
+                let base = "\(edition)/\(date)/r1"
+                let n = String(format: "%03d", number)
+                try db.execute(sql: """
+                    INSERT INTO pages (edition_id, date, number, section_id, pdf_path, jpg_path, jpga_path)
+                    VALUES (?, ?, ?, ?, ?, ?, ?)
+                    """, arguments: [edition, date, number, number == 1 ? 1 : 2,
+                                     "\(base)/pdf/\(n).pdf", "\(base)/jpg/\(n).jpg", "\(base)/jpgA/\(n).jpg"])
+            }
+        }
+    }
+
+    static var repositoryRoot: String {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent().path
+    }
+}
+
+/// A clock tests move by hand.
+final class TestClock: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: Int64
+    init(_ start: Int64) { value = start }
+    var now: Int64 { lock.withLock { value } }
+    func advance(_ seconds: Int64) { lock.withLock { value += seconds } }
+}
+
+/// Runs a foreign client script (Python, Ruby, Perl) and returns its standard output; fails the test on a non-zero exit.
+///
+/// The wait happens on a Dispatch thread, never on the cooperative pool the server's handlers need.
+@discardableResult
+func runClient(_ program: String, _ arguments: [String], stdin: String? = nil,
+               sourceLocation: SourceLocation = #_sourceLocation) async throws -> String {
+    let (status, text, errorText) = try await withCheckedThrowingContinuation { continuation in
+        DispatchQueue.global().async {
+            do {
+                let process = Process()
+                process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+                process.arguments = [program] + arguments
+                let output = Pipe(), input = Pipe()
+                let errorFile = FileManager.default.temporaryDirectory.appendingPathComponent("client-\(UUID().uuidString).err")
+                FileManager.default.createFile(atPath: errorFile.path, contents: nil)
+                defer { try? FileManager.default.removeItem(at: errorFile) }
+                process.standardOutput = output
+                process.standardError = try FileHandle(forWritingTo: errorFile)
+                process.standardInput = input
+                try process.run()
+                if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
+                try input.fileHandleForWriting.close()
+                let out = output.fileHandleForReading.readDataToEndOfFile()
+                process.waitUntilExit()
+                let err = (try? Data(contentsOf: errorFile)) ?? Data()
+                continuation.resume(returning: (process.terminationStatus, String(decoding: out, as: UTF8.self),
+                                                String(decoding: err, as: UTF8.self)))
+            } catch {
+                continuation.resume(throwing: error)
+            }
+        }
+    }
+    #expect(status == 0, "\(program) exited \(status): \(errorText)\n\(text)", sourceLocation: sourceLocation)
+    return text
+}
+
+/// A Python script run with `xmlrpc.client` against `http://kiosk:secret@127.0.0.1:PORT/RPC2` as `p`,
+/// printing JSON of whatever it assigns to `result`.
+func python(_ port: Int, _ body: String, sourceLocation: SourceLocation = #_sourceLocation) async throws -> ClientJSON {
+    let script = """
+        import json, sys, xmlrpc.client
+        p = xmlrpc.client.ServerProxy("http://\(TestKiosk.apiUser):\(TestKiosk.apiPassword)@127.0.0.1:\(port)/RPC2", allow_none=True)
+        def fault(fn):
+            try:
+                fn()
+            except xmlrpc.client.Fault as f:
+                return {"faultCode": f.faultCode, "faultString": f.faultString}
+            return None
+        result = None
+        \(body.split(separator: "\n", omittingEmptySubsequences: false).joined(separator: "\n"))
+        print(json.dumps(result))
+        """
+    let output = try await runClient("python3", ["-c", script], sourceLocation: sourceLocation)
+    return ClientJSON(value: try JSONSerialization.jsonObject(with: Data(output.utf8), options: [.fragmentsAllowed]))
+}
+
+/// A foreign client's JSON report (immutable once parsed).
+struct ClientJSON: @unchecked Sendable {
+    let value: Any
+}
