@@ -154,3 +154,20 @@ func python(_ port: Int, _ body: String, sourceLocation: SourceLocation = #_sour
 struct ClientJSON: @unchecked Sendable {
     let value: Any
 }
+
+/// A copy of the repository's configuration in `directory`, with the database and editions there
+/// and no samples; returns its path.
+func writeTestConfiguration(in directory: URL, edit: (String) -> String = { $0 }) throws -> String {
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    var text = try String(contentsOfFile: TestKiosk.repositoryRoot + "/Config/kiosk.yaml", encoding: .utf8)
+    text = text.replacingOccurrences(of: "database: data/kiosk.sqlite", with: "database: \(directory.path)/kiosk.sqlite")
+    text = text.replacingOccurrences(of: "editions: Editions", with: "editions: \(directory.path)/Editions")
+    text = text.replacingOccurrences(of: "samples: Samples", with: "# samples: none")
+    let path = directory.appendingPathComponent("kiosk.yaml").path
+    try edit(text).write(toFile: path, atomically: true, encoding: .utf8)
+    return path
+}
+
+func temporaryDirectory() -> URL {
+    FileManager.default.temporaryDirectory.appendingPathComponent("kiosk-test-\(UUID().uuidString)")
+}

@@ -1,0 +1,277 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import KioskEditions
+import KioskModels
+import KioskStorage
+import Logging
+import NIOCore
+import Testing
+@testable import KioskServer
+
+/// File delivery and the publishers' endpoint on a plain router, over real HTTP.
+@Suite struct FileDeliveryTests {
+    static let secret = "delivery-test-secret-0123456789abcdef"
+    static let day = IssueDate("2025-06-30")!
+    static let now: Int64 = 1_751_284_800
+
+    /// A store with one edition, an editions directory and one published issue.
+    struct Fixture {
+        let folder: URL
+        let store: SQLiteKioskStore
+        let directory: EditionsDirectory
+        let publisher: IssuePublisher
+        let source: String
+
+        init() async throws {
+            folder = FileManager.default.temporaryDirectory.appendingPathComponent("kiosk-delivery-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            store = try SQLiteKioskStore(path: folder.path + "/kiosk.sqlite")
+            try await store.syncCatalogue(Catalogue(
+                publications: [Publication(id: 1, name: "El Punt Avui")],
+                editions: [Edition(id: 1, publicationID: 1, name: "Nacional", createdOn: IssueDate("2010-03-01")!)],
+                apps: [], tariffLines: []), dryRun: false)
+            directory = try EditionsDirectory(path: folder.path + "/Editions")
+            let store = self.store
+            publisher = IssuePublisher(directory: directory, registry: store,
+                                       bundleOptions: BundleOptions(sync: false),
+                                       publicationName: { try await store.publicationName(id: $0) },
+                                       logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
+            source = try Self.writeIssue(folder.path + "/in", pages: 3)
+            _ = try await publisher.publish(editionID: 1, date: FileDeliveryTests.day, from: source)
+        }
+
+        /// A publish folder in the `issue.json` format, with small but well-formed files.
+        static func writeIssue(_ path: String, pages: Int, seed: UInt8 = 1) throws -> String {
+            let fm = FileManager.default
+            for kind in ["pdf", "jpg", "jpgA"] { try fm.createDirectory(atPath: "\(path)/\(kind)", withIntermediateDirectories: true) }
+            var entries: [String] = []
+            for n in 1...pages {
+                let name = String(format: "%03d", n)
+                let body = (0..<(40_000 + n)).map { UInt8(truncatingIfNeeded: ($0 &* 7919 &+ Int(seed)) % 251) }
+                let jpeg: [UInt8] = [0xFF, 0xD8, 0xFF, 0xC0, 0x00, 0x11, 0x08, 0x06, 0x40, 0x04, 0xB0, 0x03,
+                                     0x01, 0x22, 0x00, 0x02, 0x11, 0x01, 0x03, 0x11, 0x01] + body + [0xFF, 0xD9]
+                var pdf = Array("%PDF-1.4\n1 0 obj << >> endobj\n".utf8) + Array(repeating: Array("BT (pagina \(n)) Tj ET\n".utf8), count: 200).flatMap { $0 }
+                let xref = pdf.count
+                pdf += Array("xref\n0 1\n0000000000 65535 f \ntrailer << >>\nstartxref\n\(xref)\n%%EOF\n".utf8)
+                try Data(pdf).write(to: URL(fileURLWithPath: "\(path)/pdf/\(name).pdf"))
+                try Data(jpeg.prefix(2_000) + [0xFF, 0xD9]).write(to: URL(fileURLWithPath: "\(path)/jpg/\(name).jpg"))
+                try Data(jpeg).write(to: URL(fileURLWithPath: "\(path)/jpgA/\(name).jpg"))
+                entries.append(#"{"number": \#(n), "section": 1, "pdf": "pdf/\#(name).pdf", "jpg": "jpg/\#(name).jpg", "jpgA": "jpgA/\#(name).jpg"}"#)
+            }
+            let manifest = #"{"sections": [{"id": 1, "name": "Portada"}], "pages": [\#(entries.joined(separator: ", "))]}"#
+            try Data(manifest.utf8).write(to: URL(fileURLWithPath: "\(path)/issue.json"))
+            return path
+        }
+
+        func links(_ format: LinkFormat, lifetime: Int64 = 3600) -> SignedLinks {
+            SignedLinks(format: format, secret: FileDeliveryTests.secret, prefix: "/files", baseURL: "", lifetimeSeconds: lifetime)
+        }
+
+        func app(_ format: LinkFormat = .kiosk, clock: Int64 = FileDeliveryTests.now,
+                 maxUpload: Int64 = 64 << 20) -> some ApplicationProtocol {
+            let router = Router()
+            var delivery = FileDelivery(directory: directory, links: links(format))
+            delivery.now = { clock }
+            delivery.chunkSize = 16 << 10
+            addFileDeliveryRoutes(to: router, delivery: delivery)
+            let endpoint = PublishEndpoint(publisher: publisher, maxUploadBytes: maxUpload,
+                                           logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })) { request in
+                request.headers[.authorization] == "Basic " + Data("editor:pw".utf8).base64EncodedString() ? "editor" : nil
+            }
+            addPublishRoutes(to: router) { _ in endpoint }
+            return Application(router: router, logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
+        }
+
+        func bytes(_ relative: String) -> [UInt8] { Array(FileManager.default.contents(atPath: directory.absolute(relative))!) }
+    }
+
+    static func body(_ response: TestResponse) -> [UInt8] { Array(buffer: response.body) }
+
+    @Test func getHeadRangesAndValidators() async throws {
+        let fixture = try await Fixture()
+        let path = "1/2025-06-30/r1/1-2025-06-30.zip"
+        let file = fixture.bytes(path)
+        let url = fixture.links(.kiosk).path(to: path, now: Self.now)
+        try await fixture.app().test(.live) { client in
+            let full = try await client.execute(uri: url, method: .get)
+            #expect(full.status == .ok)
+            #expect(Self.body(full) == file)
+            #expect(full.headers[.contentType] == "application/zip")
+            #expect(full.headers[.contentLength] == String(file.count))
+            #expect(full.headers[.acceptRanges] == "bytes")
+            let etag = try #require(full.headers[.eTag])
+            #expect(etag.hasPrefix("\""))
+
+            let head = try await client.execute(uri: url, method: .head)
+            #expect(head.status == .ok)
+            #expect(head.headers[.contentLength] == String(file.count))
+            #expect(head.body.readableBytes == 0)
+
+            let first = try await client.execute(uri: url, method: .get, headers: [.range: "bytes=0-99"])
+            #expect(first.status == .partialContent)
+            #expect(first.headers[.contentRange] == "bytes 0-99/\(file.count)")
+            #expect(first.headers[.contentLength] == "100")
+            #expect(Self.body(first) == Array(file[0..<100]))
+            // A resumed download: the rest, conditional on the same representation.
+            let rest = try await client.execute(uri: url, method: .get, headers: [.range: "bytes=100-", .ifRange: etag])
+            #expect(rest.status == .partialContent)
+            #expect(Self.body(first) + Self.body(rest) == file)
+            let suffix = try await client.execute(uri: url, method: .get, headers: [.range: "bytes=-10"])
+            #expect(Self.body(suffix) == Array(file.suffix(10)))
+            #expect(suffix.headers[.contentRange] == "bytes \(file.count - 10)-\(file.count - 1)/\(file.count)")
+            let past = try await client.execute(uri: url, method: .get, headers: [.range: "bytes=\(file.count)-"])
+            #expect(past.status == .rangeNotSatisfiable)
+            #expect(past.headers[.contentRange] == "bytes */\(file.count)")
+            // Changed representation (If-Range mismatch), several ranges, junk: the whole file.
+            for headers: HTTPFields in [[.range: "bytes=0-9", .ifRange: "\"other\""], [.range: "bytes=0-9,20-29"], [.range: "lines=1-2"]] {
+                let response = try await client.execute(uri: url, method: .get, headers: headers)
+                #expect(response.status == .ok)
+                #expect(Self.body(response).count == file.count)
+            }
+            let cached = try await client.execute(uri: url, method: .get, headers: [.ifNoneMatch: etag])
+            #expect(cached.status == .notModified)
+            #expect(cached.body.readableBytes == 0)
+            let stale = try await client.execute(uri: url, method: .get, headers: [.ifNoneMatch: "\"nope\""])
+            #expect(stale.status == .ok)
+        }
+    }
+
+    @Test(arguments: [LinkFormat.kiosk, .nginx])
+    func badExpiredAndEscapingLinks(format: LinkFormat) async throws {
+        let fixture = try await Fixture()
+        let links = fixture.links(format, lifetime: 60)
+        let good = links.path(to: "1/2025-06-30/r1/pdf/001.pdf", now: Self.now)
+        let old = links.path(to: "1/2025-06-30/r1/pdf/001.pdf", now: Self.now - 3600)
+        let secretFile = fixture.folder.path + "/kiosk.sqlite"
+        try await fixture.app(format).test(.live) { client in
+            #expect(try await client.execute(uri: good, method: .get).status == .ok)
+            #expect(try await client.execute(uri: good.replacingOccurrences(of: "001.pdf", with: "002.pdf"), method: .get).status == .forbidden)
+            #expect(try await client.execute(uri: old, method: .get).status == .gone)
+            // Links signed for paths outside the editions directory, however spelled, never serve.
+            for evil in ["../kiosk.sqlite", "1/../../kiosk.sqlite", "%2e%2e/kiosk.sqlite", "%252e%252e/kiosk.sqlite",
+                         ".staging/x", "1/2025-06-30/r1/pdf/001.pdf%00.jpg", secretFile, "..%2fkiosk.sqlite"] {
+                let signed = links.path(to: evil, now: Self.now)
+                let status = try await client.execute(uri: signed, method: .get).status
+                #expect(status == .forbidden || status == .notFound, "\(evil): \(status)")
+            }
+            // Valid link, file not there.
+            #expect(try await client.execute(uri: links.path(to: "1/2025-06-30/r9/pdf/001.pdf", now: Self.now), method: .get).status == .notFound)
+        }
+    }
+
+    @Test func publishAndWithdrawOverHTTP() async throws {
+        let fixture = try await Fixture()
+        let issue = try Fixture.writeIssue(fixture.folder.path + "/upload", pages: 4, seed: 9)
+        let zip = fixture.folder.path + "/upload.zip"
+        let zipped = Process()
+        zipped.executableURL = URL(fileURLWithPath: "/usr/bin/zip")
+        zipped.currentDirectoryURL = URL(fileURLWithPath: issue)
+        zipped.arguments = ["-q", "-r", zip, "."]
+        try zipped.run()
+        zipped.waitUntilExit()
+        let body = ByteBuffer(bytes: Array(FileManager.default.contents(atPath: zip)!))
+        let auth: HTTPFields = [.authorization: "Basic " + Data("editor:pw".utf8).base64EncodedString()]
+        try await fixture.app(maxUpload: 1 << 20).test(.live) { client in
+            let anonymous = try await client.execute(uri: "/publish/1/2025-06-30", method: .put, body: body)
+            #expect(anonymous.status == .unauthorized)
+            #expect(anonymous.headers[.wwwAuthenticate]?.hasPrefix("Basic") == true)
+            let badDate = try await client.execute(uri: "/publish/1/2025-02-30", method: .put, headers: auth, body: body)
+            #expect(badDate.status == .badRequest)
+
+            let published = try await client.execute(uri: "/publish/1/2025-06-30", method: .put, headers: auth, body: body)
+            #expect(published.status == .created, "\(String(buffer: published.body))")
+            #expect(String(buffer: published.body).contains("\"revision\": 2, \"replaced_revision\": 1, \"pages\": 4"))
+            let contents = try #require(try await fixture.store.issueContents(editionID: 1, date: Self.day))
+            #expect(contents.pages.count == 4)
+            #expect(fixture.bytes(contents.pages[3].files.jpgA) == Array(FileManager.default.contents(atPath: issue + "/jpgA/004.jpg")!))
+
+            let notAnArchive = try await client.execute(uri: "/publish/1/2025-06-30", method: .put, headers: auth,
+                                                        body: ByteBuffer(string: "hello"))
+            #expect(notAnArchive.status == .badRequest)
+            #expect(String(buffer: notAnArchive.body).contains("neither a ZIP nor a tar"))
+            let large = try await client.execute(uri: "/publish/1/2025-06-30", method: .put, headers: auth,
+                                                 body: ByteBuffer(bytes: [UInt8](repeating: 0, count: 2 << 20)))
+            #expect(large.status == .contentTooLarge)
+
+            // Refused content: a page that is not a JPEG, with its name and page in the answer.
+            try Data(Array("%PDF-1.4 not an image".utf8) + [UInt8](repeating: 32, count: 200))
+                .write(to: URL(fileURLWithPath: issue + "/jpgA/002.jpg"))
+            let badZip = fixture.folder.path + "/bad.zip"
+            let again = Process()
+            again.executableURL = URL(fileURLWithPath: "/usr/bin/zip")
+            again.currentDirectoryURL = URL(fileURLWithPath: issue)
+            again.arguments = ["-q", "-r", badZip, "."]
+            try again.run()
+            again.waitUntilExit()
+            let refused = try await client.execute(uri: "/publish/1/2025-06-30", method: .put, headers: auth,
+                                                   body: ByteBuffer(bytes: Array(FileManager.default.contents(atPath: badZip)!)))
+            #expect(refused.status == .unprocessableContent)
+            #expect(String(buffer: refused.body).contains("jpgA/002.jpg (page 2): is not a JPEG"))
+            #expect(try await fixture.store.issueContents(editionID: 1, date: Self.day)?.revision == 2)
+
+            let withdrawn = try await client.execute(uri: "/publish/1/2025-06-30", method: .delete, headers: auth)
+            #expect(withdrawn.status == .ok)
+            #expect(try await fixture.store.issueContents(editionID: 1, date: Self.day) == nil)
+            #expect(try await client.execute(uri: "/publish/1/2025-06-30", method: .delete, headers: auth).status == .notFound)
+        }
+        // Nothing left in staging.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: fixture.directory.stagingRoot).isEmpty)
+    }
+
+    /// A stock nginx, configured with `secure_link` and the same secret, serves a link Kiosk signed and
+    /// refuses a tampered one.
+    @Test func nginxServesKioskSignedLinks() async throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/sbin/nginx") else { return }
+        let fixture = try await Fixture()
+        let port = Int.random(in: 20_000...40_000)
+        let prefix = fixture.folder.path + "/nginx"
+        try FileManager.default.createDirectory(atPath: prefix, withIntermediateDirectories: true)
+        let conf = """
+            daemon off; master_process off; worker_processes 1;
+            error_log \(prefix)/error.log; pid \(prefix)/nginx.pid;
+            events { worker_connections 64; }
+            http {
+              access_log off;
+              client_body_temp_path \(prefix)/body; proxy_temp_path \(prefix)/proxy; fastcgi_temp_path \(prefix)/fastcgi;
+              uwsgi_temp_path \(prefix)/uwsgi; scgi_temp_path \(prefix)/scgi;
+              server {
+                listen 127.0.0.1:\(port);
+                location /files/ {
+                  secure_link $arg_md5,$arg_expires;
+                  secure_link_md5 "$secure_link_expires$uri \(Self.secret)";
+                  if ($secure_link = "") { return 403; }
+                  if ($secure_link = "0") { return 410; }
+                  alias \(fixture.directory.root)/;
+                }
+              }
+            }
+            """
+        try conf.write(toFile: prefix + "/nginx.conf", atomically: true, encoding: .utf8)
+        let nginx = Process()
+        nginx.executableURL = URL(fileURLWithPath: "/usr/sbin/nginx")
+        nginx.arguments = ["-p", prefix, "-c", prefix + "/nginx.conf"]
+        try nginx.run()
+        defer { nginx.terminate(); nginx.waitUntilExit() }
+        let links = fixture.links(.nginx)
+        let path = "1/2025-06-30/r1/1-2025-06-30.zip"
+        let now = Int64(Date().timeIntervalSince1970)
+        func fetch(_ url: String) throws -> (Int, Int) {
+            let curl = Process()
+            curl.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+            let out = Pipe()
+            curl.standardOutput = out
+            curl.arguments = ["-s", "-o", prefix + "/download", "-w", "%{http_code}", "--retry", "5", "--retry-connrefused",
+                              "--retry-delay", "1", "http://127.0.0.1:\(port)" + url]
+            try curl.run()
+            let code = Int(String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)) ?? 0
+            curl.waitUntilExit()
+            return (code, (try? FileManager.default.attributesOfItem(atPath: prefix + "/download")[.size] as? Int) ?? -1)
+        }
+        let (ok, size) = try fetch(links.path(to: path, now: now))
+        #expect(ok == 200)
+        #expect(size == fixture.bytes(path).count)
+        #expect(try fetch(links.path(to: path, now: now).replacingOccurrences(of: ".zip", with: ".zap")).0 == 403)
+        #expect(try fetch(links.path(to: path, now: now - 7200)).0 == 410)
+    }
+}

@@ -1,0 +1,130 @@
+import Foundation
+import KioskModels
+import KioskStorage
+import Testing
+@testable import KioskServer
+
+/// The operator's CLI commands, run as the real binary on a real database.
+@Suite struct OperatorCommandTests {
+    static let secret = ["KIOSK_SECRET": String(repeating: "k", count: 40)]
+
+    @Test func configCheckReportsChangesAndNamesTheKeyOfAnError() async throws {
+        let directory = temporaryDirectory()
+        let good = try writeTestConfiguration(in: directory)
+        let first = try await ServerProcess.run(["config", "check", "--config", good])
+        #expect(first.status == 0, "\(first.errors)")
+        #expect(first.output.contains("valid (2 publications, 3 editions, 2 apps, 1 API clients, 1 publishers)"))
+        #expect(first.output.contains("add app quiosc (demo quota 3)"))
+        #expect(first.output.contains("set tariff lines of app quiosc: 1:10:subscribers, 2:20:subscribers, 8:30:free"))
+
+        let bad = try writeTestConfiguration(in: directory.appendingPathComponent("bad")) {
+            $0.replacingOccurrences(of: "{ edition: 2, order: 20, access: subscribers }", with: "{ edition: 9, order: 20, access: subscribers }")
+        }
+        let refused = try await ServerProcess.run(["config", "check", "--config", bad])
+        #expect(refused.status != 0)
+        #expect(refused.errors.contains("\(bad): apps[0].lines[1].edition: edition 9 is not defined under publications"))
+
+        let typo = try writeTestConfiguration(in: directory.appendingPathComponent("typo")) {
+            $0.replacingOccurrences(of: "access: free", with: "access: gratis")
+        }
+        let typoResult = try await ServerProcess.run(["config", "check", "--config", typo])
+        #expect(typoResult.status != 0)
+        #expect(typoResult.errors.contains("apps[0].lines[2].access"))
+    }
+
+    @Test func userCommandsAddSubscribeAndImportAllOrNothing() async throws {
+        let directory = temporaryDirectory()
+        let config = try writeTestConfiguration(in: directory)
+        let add = try await ServerProcess.run(
+            ["user", "add", "--config", config, "--username", "laia", "--name", "Laia", "--email", "laia@example.cat",
+             "--password-stdin"], stdin: "pw-laia\n")
+        #expect(add.status == 0, "\(add.errors)")
+        let again = try await ServerProcess.run(
+            ["user", "add", "--config", config, "--username", "laia", "--password-stdin"], stdin: "x\n")
+        #expect(again.status != 0)
+        #expect(again.errors.contains("a user named \"laia\" already exists"))
+        let subscribe = try await ServerProcess.run(
+            ["user", "subscribe", "--config", config, "--username", "laia", "--edition", "1", "--until", "2026-03-31"])
+        #expect(subscribe.status == 0, "\(subscribe.errors)")
+
+        // A Joomla-style $2y$ hash is kept as is and still verifies.
+        let joomlaHash = "$2y$" + (try await PasswordHashing().hash("pw-jordi", cost: 4)).dropFirst(4)
+        let csv = """
+            username,name,email,password,subscriptions
+            jordi,Jordi,"jordi@example.cat",\(joomlaHash),1:2026-01-31;8:2025-12-31
+            "núria","Núria, la de Girona",nuria@example.cat,plain-pw,
+            laia,Laia Vidal,laia@example.cat,new-pw,2:2026-06-30
+            """
+        let file = directory.appendingPathComponent("users.csv")
+        try csv.write(to: file, atomically: true, encoding: .utf8)
+        let imported = try await ServerProcess.run(["user", "import", "--config", config, file.path])
+        #expect(imported.status == 0, "\(imported.errors)")
+        #expect(imported.output.contains("2 users added, 1 updated, 3 subscriptions set"))
+        #expect(imported.errors.contains("hashing passwords: 2/2"))
+
+        let store = try SQLiteKioskStore(path: directory.path + "/kiosk.sqlite")
+        let jordi = try #require(try await store.user(username: "jordi"))
+        #expect(jordi.passwordHash == joomlaHash)
+        #expect(await PasswordHashing().verify("pw-jordi", against: jordi.passwordHash))
+        let nuria = try #require(try await store.user(username: "núria"))
+        #expect(nuria.name == "Núria, la de Girona")
+        #expect(nuria.passwordHash.hasPrefix("$2b$"))
+        #expect(await PasswordHashing().verify("plain-pw", against: nuria.passwordHash))
+        let laia = try #require(try await store.user(username: "laia"))
+        #expect(laia.name == "Laia Vidal")
+        #expect(try await store.subscriptions(userID: laia.id).map(\.editionID) == [1, 2])
+
+        // One bad row: reported with its line, nothing of the file applied.
+        let broken = """
+            username,name,email,password
+            pau,Pau,pau@example.cat,pw1
+            marc,Marc,marc@example.cat,
+            """
+        try broken.write(to: file, atomically: true, encoding: .utf8)
+        let refused = try await ServerProcess.run(["user", "import", "--config", config, file.path])
+        #expect(refused.status != 0)
+        #expect(refused.errors.contains("line 3: empty password; nothing was imported"))
+        #expect(try await store.user(username: "pau") == nil)
+    }
+
+    @Test func killDuringImportLeavesTheDatabaseAsBeforeOrFullyImported() async throws {
+        let directory = temporaryDirectory()
+        let config = try writeTestConfiguration(in: directory)
+        // 20 000 users with existing hashes: the one write transaction is the long part.
+        let hash = try await PasswordHashing().hash("pw", cost: 4)
+        var csv = "username,name,email,password,subscriptions\n"
+        for index in 0..<20_000 { csv += "user\(index),User \(index),u\(index)@example.cat,\(hash),1:2026-01-01\n" }
+        let file = directory.appendingPathComponent("users.csv")
+        try csv.write(to: file, atomically: true, encoding: .utf8)
+        var interruptedWrites = 0
+        for delay in [0, 10, 50, 150, 300, 600] {
+            let errorLog = directory.appendingPathComponent("import-\(delay).err")
+            FileManager.default.createFile(atPath: errorLog.path, contents: nil)
+            let process = Process()
+            process.executableURL = ServerProcess.executable
+            process.arguments = ["user", "import", "--config", config, file.path]
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = try FileHandle(forWritingTo: errorLog)
+            try process.run()
+            // Kill only once the write transaction has begun.
+            while process.isRunning, !((try? String(contentsOf: errorLog, encoding: .utf8)) ?? "").contains("in one transaction") {
+                try await Task.sleep(for: .milliseconds(2))
+            }
+            try await Task.sleep(for: .milliseconds(delay))
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            let store = try SQLiteKioskStore(path: directory.path + "/kiosk.sqlite")
+            let (users, subscriptions, integrity) = try await store.pool.read { db in
+                (try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM users") ?? -1,
+                 try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM subscriptions") ?? -1,
+                 try String.fetchOne(db, sql: "PRAGMA integrity_check") ?? "")
+            }
+            #expect(integrity == "ok")
+            #expect(users == 0 || users == 20_000, "a killed import left \(users) users")
+            #expect(subscriptions == users)
+            if users == 0 && process.terminationReason == .uncaughtSignal { interruptedWrites += 1 }
+            if users == 20_000 { break }
+        }
+        #expect(interruptedWrites > 0, "no kill landed inside the write transaction")
+    }
+}

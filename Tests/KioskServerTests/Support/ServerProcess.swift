@@ -1,0 +1,103 @@
+import Foundation
+import Testing
+
+/// The real `KioskServer` binary, started on a free port with a configuration of the test's.
+final class ServerProcess: @unchecked Sendable {
+    let process = Process()
+    let port: Int
+    let logFile: URL
+
+    /// The built executable, next to the test bundle.
+    static var executable: URL {
+        let besideTests = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+            .appendingPathComponent("KioskServer")
+        if FileManager.default.isExecutableFile(atPath: besideTests.path) { return besideTests }
+        return URL(fileURLWithPath: TestKiosk.repositoryRoot + "/.build/debug/KioskServer")
+    }
+
+    /// Runs `KioskServer arguments…` to completion; returns (status, stdout, stderr).
+    static func run(_ arguments: [String], stdin: String? = nil, environment: [String: String] = [:]) async throws
+        -> (status: Int32, output: String, errors: String) {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async {
+                do {
+                    let process = Process()
+                    process.executableURL = executable
+                    process.arguments = arguments
+                    process.currentDirectoryURL = URL(fileURLWithPath: TestKiosk.repositoryRoot)
+                    process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+                    let output = Pipe(), input = Pipe()
+                    let errorFile = FileManager.default.temporaryDirectory.appendingPathComponent("kiosk-\(UUID().uuidString).err")
+                    FileManager.default.createFile(atPath: errorFile.path, contents: nil)
+                    defer { try? FileManager.default.removeItem(at: errorFile) }
+                    process.standardOutput = output
+                    process.standardError = try FileHandle(forWritingTo: errorFile)
+                    process.standardInput = input
+                    try process.run()
+                    if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
+                    try input.fileHandleForWriting.close()
+                    let out = output.fileHandleForReading.readDataToEndOfFile()
+                    process.waitUntilExit()
+                    let err = (try? Data(contentsOf: errorFile)) ?? Data()
+                    continuation.resume(returning: (process.terminationStatus, String(decoding: out, as: UTF8.self),
+                                                    String(decoding: err, as: UTF8.self)))
+                } catch {
+                    continuation.resume(throwing: error)
+                }
+            }
+        }
+    }
+
+    /// Starts `KioskServer serve` with `arguments` (plus `--port 0`) and waits until it listens.
+    init(_ arguments: [String], environment: [String: String] = [:]) async throws {
+        logFile = FileManager.default.temporaryDirectory.appendingPathComponent("kiosk-serve-\(UUID().uuidString).log")
+        FileManager.default.createFile(atPath: logFile.path, contents: nil)
+        process.executableURL = Self.executable
+        process.arguments = ["serve", "--port", "0"] + arguments
+        process.currentDirectoryURL = URL(fileURLWithPath: TestKiosk.repositoryRoot)
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        let log = try FileHandle(forWritingTo: logFile)
+        process.standardOutput = log
+        process.standardError = log
+        try process.run()
+        var found: Int?
+        for _ in 0..<600 {
+            if let text = try? String(contentsOf: logFile, encoding: .utf8),
+               let range = text.range(of: #"rpc=https?://[^ ]+:(\d+)/RPC2"#, options: .regularExpression) {
+                found = Int(text[range].split(separator: ":").last!.dropLast(5))
+                break
+            }
+            guard process.isRunning else { break }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        guard let found else {
+            process.terminate()
+            throw ServerProcessError.didNotStart(log: (try? String(contentsOf: logFile, encoding: .utf8)) ?? "")
+        }
+        port = found
+    }
+
+    var log: String { (try? String(contentsOf: logFile, encoding: .utf8)) ?? "" }
+
+    func signal(_ number: Int32) { kill(process.processIdentifier, number) }
+
+    /// Waits for the process to end; returns its exit status.
+    func waitForExit(timeout: Duration = .seconds(30)) async throws -> Int32 {
+        let deadline = ContinuousClock.now + timeout
+        while process.isRunning {
+            guard ContinuousClock.now < deadline else { throw ServerProcessError.didNotExit }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        return process.terminationStatus
+    }
+
+    deinit {
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        try? FileManager.default.removeItem(at: logFile)
+    }
+}
+
+enum ServerProcessError: Error {
+    case didNotStart(log: String)
+    case didNotExit
+}
