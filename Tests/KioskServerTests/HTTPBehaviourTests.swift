@@ -133,6 +133,30 @@ import Testing
         #expect(server.log.contains("development password and the server listens beyond loopback"))
     }
 
+    @Test func servesTLSDirectlyWhenConfigured() async throws {
+        let directory = temporaryDirectory()
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let key = directory.appendingPathComponent("key.pem").path
+        let certificate = directory.appendingPathComponent("cert.pem").path
+        try await runClient("openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", certificate,
+                                        "-days", "2", "-subj", "/CN=127.0.0.1"])
+        let config = try writeTestConfiguration(in: directory) {
+            $0.replacingOccurrences(of: "  # tls: { certificate: /etc/kiosk/cert.pem, key: /etc/kiosk/key.pem }",
+                                    with: "  tls: { certificate: \(certificate), key: \(key) }")
+        }
+        let server = try await ServerProcess(["--config", config], environment: ["KIOSK_SECRET": String(repeating: "t", count: 40)])
+        let output = try await runClient("python3", ["-c", """
+            import ssl, xmlrpc.client
+            context = ssl._create_unverified_context()
+            p = xmlrpc.client.ServerProxy("https://kiosk:secret@127.0.0.1:\(server.port)/RPC2", context=context)
+            print(len(p.epquiosc.getEdicions("quiosc", "")), p.system.listMethods()[0])
+            """])
+        #expect(output == "0 epquiosc.getDarrersEdicio\n")
+        #expect(server.log.contains("rpc=https://"))
+        server.signal(SIGTERM)
+        #expect(try await server.waitForExit() == 0)
+    }
+
     /// A Python string literal for `text`.
     static func pythonLiteral(_ text: String) -> String {
         "'" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "\\'") + "'"

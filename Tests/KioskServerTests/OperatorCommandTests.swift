@@ -30,6 +30,13 @@ import Testing
         let typoResult = try await ServerProcess.run(["config", "check", "--config", typo])
         #expect(typoResult.status != 0)
         #expect(typoResult.errors.contains("apps[0].lines[2].access"))
+
+        let misspelt = try writeTestConfiguration(in: directory.appendingPathComponent("misspelt")) {
+            $0.replacingOccurrences(of: "demo_quota: 3", with: "demo_qouta: 3")
+        }
+        let misspeltResult = try await ServerProcess.run(["config", "check", "--config", misspelt])
+        #expect(misspeltResult.status != 0)
+        #expect(misspeltResult.errors.contains("apps[0].demo_qouta: is not a known key (misspelt?)"))
     }
 
     @Test func userCommandsAddSubscribeAndImportAllOrNothing() async throws {

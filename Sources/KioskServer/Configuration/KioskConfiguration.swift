@@ -7,7 +7,7 @@ import Yams
 /// Keys are snake_case in YAML. Relative paths are relative to the working directory.
 struct KioskConfiguration: Codable, Sendable, Equatable {
     enum CodingKeys: String, CodingKey {
-        case server, limits, links, publishers, publications, apps
+        case server, limits, links, publishers, publications, apps, metrics
         case signIn = "sign_in", webKioskTokenLifetimeSeconds = "web_kiosk_token_lifetime_seconds"
         case secretFile = "secret_file", apiClients = "api_clients"
     }
@@ -16,6 +16,7 @@ struct KioskConfiguration: Codable, Sendable, Equatable {
     var limits = Limits()
     var signIn = SignIn()
     var links = Links()
+    var metrics = Metrics()
     var webKioskTokenLifetimeSeconds = 300
     var secretFile: String?
     var apiClients: [Credential] = []
@@ -81,6 +82,21 @@ struct KioskConfiguration: Codable, Sendable, Equatable {
         var lifetimeSeconds = 3600
     }
 
+    /// Who may scrape `GET /metrics`.
+    struct Metrics: Codable, Sendable, Equatable {
+        enum CodingKeys: String, CodingKey {
+            case credentials
+            case loopbackOnly = "loopback_only"
+        }
+
+        /// Only loopback clients (not forwarded by a proxy); nil: true unless credentials are given.
+        var loopbackOnly: Bool?
+        /// HTTP Basic accounts of scrapers; when given, a scrape must present one of them.
+        var credentials: [Credential] = []
+
+        var effectiveLoopbackOnly: Bool { loopbackOnly ?? credentials.isEmpty }
+    }
+
     /// An HTTP Basic account: API client or publisher. Only a bcrypt hash of the password is kept.
     struct Credential: Codable, Sendable, Equatable {
         enum CodingKeys: String, CodingKey {
@@ -139,6 +155,7 @@ extension KioskConfiguration {
         limits = try c.decodeIfPresent(Limits.self, forKey: .limits) ?? defaults.limits
         signIn = try c.decodeIfPresent(SignIn.self, forKey: .signIn) ?? defaults.signIn
         links = try c.decodeIfPresent(Links.self, forKey: .links) ?? defaults.links
+        metrics = try c.decodeIfPresent(Metrics.self, forKey: .metrics) ?? defaults.metrics
         webKioskTokenLifetimeSeconds = try c.decodeIfPresent(Int.self, forKey: .webKioskTokenLifetimeSeconds)
             ?? defaults.webKioskTokenLifetimeSeconds
         secretFile = try c.decodeIfPresent(String.self, forKey: .secretFile)
@@ -195,6 +212,14 @@ extension KioskConfiguration.Links {
     }
 }
 
+extension KioskConfiguration.Metrics {
+    init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        loopbackOnly = try c.decodeIfPresent(Bool.self, forKey: .loopbackOnly)
+        credentials = try c.decodeIfPresent([KioskConfiguration.Credential].self, forKey: .credentials) ?? []
+    }
+}
+
 /// A configuration problem, naming the file, the key and what is wrong.
 struct ConfigurationError: Error, CustomStringConvertible {
     var file: String
@@ -214,6 +239,9 @@ extension KioskConfiguration {
             text = try String(contentsOfFile: path, encoding: .utf8)
         } catch {
             throw ConfigurationError(file: path, key: "", problem: "cannot be read (\(error.localizedDescription))")
+        }
+        if let node = try? Yams.compose(yaml: text), let unknown = ConfigurationKeys.file.unknownKey(in: node) {
+            throw ConfigurationError(file: path, key: unknown, problem: "is not a known key (misspelt?)")
         }
         let configuration: KioskConfiguration
         do {
@@ -247,7 +275,10 @@ extension KioskConfiguration {
             throw fail("links.prefix", "must start with / and not end with /, e.g. /files")
         }
         guard links.lifetimeSeconds >= 10 else { throw fail("links.lifetime_seconds", "must be at least 10") }
-        for (label, list) in [("api_clients", apiClients), ("publishers", publishers)] {
+        if metrics.loopbackOnly == false && metrics.credentials.isEmpty {
+            throw fail("metrics.loopback_only", "false without metrics.credentials would let anyone scrape /metrics; add credentials or keep it true")
+        }
+        for (label, list) in [("api_clients", apiClients), ("publishers", publishers), ("metrics.credentials", metrics.credentials)] {
             var seen = Set<String>()
             for (index, credential) in list.enumerated() {
                 let key = "\(label)[\(index)]"
