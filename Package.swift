@@ -24,6 +24,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
     ],
     targets: [
         // System libraries named by the product design.
@@ -99,12 +101,20 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "Yams", package: "Yams"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ],
             swiftSettings: swiftSettings),
 
         .testTarget(
             name: "XMLRPCTests",
             dependencies: ["XMLRPC"],
+            swiftSettings: swiftSettings),
+        // Times BundleBuilder on the reference data set (Benchmarks/bundle_bench.sh).
+        .executableTarget(
+            name: "BundleBenchmark",
+            dependencies: ["KioskEditions", "KioskModels"],
+            path: "Benchmarks/BundleBenchmark",
             swiftSettings: swiftSettings),
         .testTarget(
             name: "KioskEditionsTests",

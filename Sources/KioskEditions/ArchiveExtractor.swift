@@ -68,7 +68,7 @@ public enum ArchiveExtractor {
         mutating func checkedName(_ raw: String) throws -> String? {
             entries += 1
             guard entries <= limits.maxEntries else {
-                throw Self.reject(raw, "the archive has more than \(limits.maxEntries) entries")
+                throw PublishRejected(file: "upload", "the archive has more than \(limits.maxEntries) entries", exceedsLimit: true)
             }
             var name = raw
             while name.hasPrefix("./") { name.removeFirst(2) }
@@ -101,7 +101,8 @@ public enum ArchiveExtractor {
         mutating func file(_ raw: String, declaredSize: Int64?, write: (inout FileWriter) throws -> Void) throws {
             guard let name = try checkedName(raw) else { throw Self.reject(raw, "is not a file name") }
             if let declaredSize, declaredSize > limits.maxFileBytes {
-                throw Self.reject(raw, "is \(declaredSize) bytes; the limit per file is \(limits.maxFileBytes) bytes")
+                throw PublishRejected(file: "upload entry \(raw.debugDescription)",
+                                      "is \(declaredSize) bytes; the limit per file is \(limits.maxFileBytes) bytes", exceedsLimit: true)
             }
             try makeParents(name, raw: raw)
             let parent = name.contains("/") ? try FS.openBeneath(root, String(name[..<name.lastIndex(of: "/")!]),
@@ -129,10 +130,12 @@ public enum ArchiveExtractor {
             written += Int64(bytes.count)
             total += Int64(bytes.count)
             if written > limits.maxFileBytes {
-                throw Sink.reject(name, "is larger than the limit per file, \(limits.maxFileBytes) bytes")
+                throw PublishRejected(file: "upload entry \(name.debugDescription)",
+                                      "is larger than the limit per file, \(limits.maxFileBytes) bytes", exceedsLimit: true)
             }
             if total > limits.maxTotalBytes {
-                throw PublishRejected(file: "upload", "unpacks to more than \(limits.maxTotalBytes) bytes, the limit per issue")
+                throw PublishRejected(file: "upload", "unpacks to more than \(limits.maxTotalBytes) bytes, the limit per issue",
+                                      exceedsLimit: true)
             }
             try file.write(bytes)
         }
@@ -221,7 +224,7 @@ struct GzipSource: ByteSource {
         }
         let n = count - Int(stream.pointee.avail_out)
         produced += Int64(n)
-        if produced > limit { throw PublishRejected(file: "upload", "unpacks to more than the limit per issue") }
+        if produced > limit { throw PublishRejected(file: "upload", "unpacks to more than the limit per issue", exceedsLimit: true) }
         return n
     }
 }

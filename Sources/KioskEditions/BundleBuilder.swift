@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import CZlib
+import Dispatch
 import KioskModels
 
 /// One file to put in a bundle.
@@ -33,11 +34,13 @@ public struct BundleOptions: Sendable, Hashable {
     public var forceZIP64 = false
     /// fsync the bundle before it is renamed into place (and the folder after).
     public var sync = true
+    /// Threads reading and compressing entries ahead of the writer; nil: one per processor (at most 8).
+    public var workers: Int?
 
     public init(compressionLevel: Int32 = 6, minimumSaving: Double = 0.05, probeBytes: Int = 64 << 10,
-                bufferLimit: Int = 4 << 20, forceZIP64: Bool = false, sync: Bool = true) {
+                bufferLimit: Int = 4 << 20, forceZIP64: Bool = false, sync: Bool = true, workers: Int? = nil) {
         self.compressionLevel = compressionLevel; self.minimumSaving = minimumSaving; self.probeBytes = probeBytes
-        self.bufferLimit = bufferLimit; self.forceZIP64 = forceZIP64; self.sync = sync
+        self.bufferLimit = bufferLimit; self.forceZIP64 = forceZIP64; self.sync = sync; self.workers = workers
     }
 }
 
@@ -53,10 +56,13 @@ public struct BuiltBundle: Sendable, Hashable {
 /// Writes an issue's ZIP bundle with zlib directly: `edicio.xml` first, then the entries in order.
 ///
 /// JPEGs are stored. Other entries are deflated (raw deflate, `crc32` from zlib) only when deflating
-/// their first block saves at least `minimumSaving`, and the whole entry confirms it. The archive is
-/// written sequentially to a temporary file beside `path` (hashed on the way), fsynced, and renamed
-/// over `path`: a reader sees the old file, the complete new one, or none, never a partial one.
-/// Entry times are the issue's date, so the same issue always gives the same bytes.
+/// their first block saves at least `minimumSaving`, and the whole entry confirms it. Entries up to
+/// `bufferLimit` are read, checksummed and compressed by one worker per processor, a few entries ahead
+/// of the writer, so their local headers carry real sizes; larger ones are streamed by the writer with
+/// a data descriptor. The archive is written sequentially to a temporary file beside `path` (hashed on
+/// the way), fsynced, and renamed over `path`: a reader sees the old file, the complete new one, or
+/// none, never a partial one. Entry times are the issue's date, so the same issue always gives the same
+/// bytes.
 public enum BundleBuilder {
     /// Builds the bundle at `path`. Blocking: call through `Blocking.run` from async code.
     public static func build(manifest: [UInt8], entries: [BundleEntry], date: IssueDate, to path: String,
@@ -68,20 +74,7 @@ public enum BundleBuilder {
         do {
             let writer = try Writer(output: ArchiveOutput(file: file), options: options, date: date)
             try writer.addMemory(name: "edicio.xml", manifest)
-            var ahead: [OpenFile?] = []
-            let window = 8
-            func open(_ index: Int) -> OpenFile? {
-                guard index < entries.count else { return nil }
-                let source = try? FS.open(entries[index].source, O_RDONLY | O_NOFOLLOW)
-                source?.willNeed()     // start reading it now: cold caches read several files at once
-                return source
-            }
-            for index in 0..<min(window, entries.count) { ahead.append(open(index)) }
-            for (index, entry) in entries.enumerated() {
-                let source = try ahead[index % window] ?? FS.open(entry.source, O_RDONLY | O_NOFOLLOW)
-                ahead[index % window] = open(index + window)
-                try writer.addFile(entry, source: source)
-            }
+            try Pipeline(entries: entries, options: options, writer: writer).run()
             let result = try writer.finish()
             if options.sync { try file.sync() }
             try FS.rename(temporary, path)
@@ -93,18 +86,156 @@ public enum BundleBuilder {
         }
     }
 
-    /// The sequential writer: one deflate stream and three buffers reused for every entry.
+    /// Whether deflating `original` bytes into `compressed` saves enough.
+    static func pays(_ original: Int, _ compressed: Int, options: BundleOptions) -> Bool {
+        Double(compressed) <= Double(original) * (1 - options.minimumSaving)
+    }
+
+    /// The buffers and results of one entry read whole, checksummed and (maybe) compressed by a worker.
+    ///
+    /// Handed over explicitly: the writer fills `entry`/`source`, a worker runs `prepare()`, the writer
+    /// reads the results after waiting for the worker's group. Never touched by two threads at once.
+    final class EntrySlot: @unchecked Sendable {
+        let input: UnsafeMutableRawBufferPointer
+        let packed: UnsafeMutableRawBufferPointer
+        let deflater: Deflater
+        let options: BundleOptions
+        var entry: BundleEntry?
+        var source: OpenFile?
+        // Results.
+        var size = 0
+        var crc: UInt32 = 0
+        var packedCount: Int?
+        /// Too large for memory: the writer streams it.
+        var streamed = false
+        var failure: (any Error)?
+
+        init(options: BundleOptions) throws {
+            self.options = options
+            deflater = try Deflater(level: options.compressionLevel)
+            let limit = max(options.bufferLimit, options.probeBytes, 64 << 10)
+            input = .allocate(byteCount: limit, alignment: 16)
+            packed = .allocate(byteCount: deflater.bound(limit) + 64, alignment: 16)
+        }
+
+        deinit {
+            input.deallocate()
+            packed.deallocate()
+        }
+
+        var body: UnsafeRawBufferPointer {
+            packedCount.map { UnsafeRawBufferPointer(rebasing: packed[0..<$0]) } ?? UnsafeRawBufferPointer(rebasing: input[0..<size])
+        }
+
+        /// Reads the entry's file and decides how to store it. Errors are kept for the writer.
+        func prepare() {
+            failure = nil
+            streamed = false
+            packedCount = nil
+            guard let entry else { return }
+            do {
+                let file = try source ?? FS.open(entry.source, O_RDONLY | O_NOFOLLOW)
+                source = file
+                let length = Int64(try file.status().st_size)
+                guard length <= Int64(input.count) else { streamed = true; return }
+                size = Int(length)
+                guard try file.read(into: input.baseAddress!, count: size, at: 0) == size else { throw ZipError.changed(entry.source) }
+                try load(alwaysStore: entry.alwaysStore)
+            } catch {
+                failure = error
+            }
+        }
+
+        /// Checksums and compresses the first `size` bytes of `input`.
+        func load(alwaysStore: Bool) throws {
+            crc = UInt32(crc32(0, input.baseAddress!.assumingMemoryBound(to: Bytef.self), uInt(size)))
+            packedCount = nil
+            guard !alwaysStore, size > 0 else { return }
+            let options = self.options
+            packedCount = try deflater.compressProbing(input.baseAddress!, count: size, probe: options.probeBytes,
+                                                       into: packed.baseAddress!, capacity: packed.count) {
+                BundleBuilder.pays($0, $1, options: options)
+            }
+        }
+    }
+
+    /// Runs the workers a batch ahead of the writer: while the writer writes batch k from one set of
+    /// slots, batch k+1 is prepared in the other, one entry per worker. Files further ahead are opened
+    /// early with a read-ahead hint, so a cold cache reads several at once.
+    struct Pipeline {
+        let entries: [BundleEntry]
+        let options: BundleOptions
+        let writer: Writer
+
+        func run() throws {
+            guard !entries.isEmpty else { return }
+            let processors = Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))
+            let workers = max(1, min(options.workers ?? processors, 8, entries.count))
+            let sets = try (0..<2).map { _ in try (0..<workers).map { _ in try EntrySlot(options: options) } }
+            var ahead: [Int: OpenFile] = [:]
+            var hinted = 0
+            func hint(upTo limit: Int) {
+                while hinted < min(limit, entries.count) {
+                    if let file = try? FS.open(entries[hinted].source, O_RDONLY | O_NOFOLLOW) {
+                        file.willNeed()
+                        ahead[hinted] = file
+                    }
+                    hinted += 1
+                }
+            }
+            let batches = stride(from: 0, to: entries.count, by: workers).map { $0..<min($0 + workers, entries.count) }
+            func load(_ batch: Range<Int>, into slots: [EntrySlot]) {
+                for (slot, index) in zip(slots, batch) {
+                    slot.entry = entries[index]
+                    slot.source = ahead.removeValue(forKey: index)
+                }
+                for slot in slots.dropFirst(batch.count) { slot.entry = nil; slot.source = nil }
+            }
+            let group = DispatchGroup()
+            @Sendable func prepare(_ slots: [EntrySlot], count: Int) {
+                if count == 1 { slots[0].prepare(); return }
+                DispatchQueue.concurrentPerform(iterations: count) { slots[$0].prepare() }
+            }
+            hint(upTo: 4 * workers + 8)
+            load(batches[0], into: sets[0])
+            prepare(sets[0], count: batches[0].count)
+            for (number, batch) in batches.enumerated() {
+                let current = sets[number % 2]
+                let hasNext = number + 1 < batches.count
+                if hasNext {
+                    hint(upTo: batches[number + 1].upperBound + 4 * workers + 8)
+                    let next = sets[(number + 1) % 2]
+                    let count = batches[number + 1].count
+                    load(batches[number + 1], into: next)
+                    DispatchQueue.global(qos: .utility).async(group: group) { prepare(next, count: count) }
+                }
+                var failure: (any Error)?
+                for slot in current.prefix(batch.count) where failure == nil {
+                    do {
+                        if let error = slot.failure { throw error }
+                        if slot.streamed { try writer.addStreamed(slot.entry!, source: slot.source!) } else { try writer.addPrepared(slot) }
+                    } catch {
+                        failure = error
+                    }
+                    slot.source = nil
+                }
+                if hasNext { group.wait() }
+                if let failure { throw failure }
+            }
+        }
+    }
+
+    /// The sequential writer: headers, bodies and the central directory, in order.
     final class Writer {
         let output: ArchiveOutput
         let options: BundleOptions
         let dos: (date: UInt16, time: UInt16)
-        let deflater: Deflater
-        /// Whole entries up to `bufferLimit`, or streamed chunks.
-        let input: UnsafeMutableRawBufferPointer
-        /// Deflated whole entries.
-        let packed: UnsafeMutableRawBufferPointer
-        /// Deflated probes and streamed output chunks.
-        let scratch: UnsafeMutableRawBufferPointer
+        /// For in-memory entries (`edicio.xml`).
+        let memorySlot: EntrySlot
+        /// For streamed entries: chunks read, and deflated output.
+        private lazy var chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
+        private lazy var scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 256 << 10, alignment: 16)
+        private var streamedUsed = false
         var records: [CentralRecord] = []
         var stored = 0
         var deflated = 0
@@ -113,71 +244,37 @@ public enum BundleBuilder {
             self.output = output
             self.options = options
             self.dos = ZipFormat.dosDateTime(year: date.year, month: date.month, day: date.day)
-            deflater = try Deflater(level: options.compressionLevel)
-            let bufferLimit = max(options.bufferLimit, options.probeBytes, 64 << 10)
-            input = .allocate(byteCount: bufferLimit, alignment: 16)
-            packed = .allocate(byteCount: deflater.bound(bufferLimit), alignment: 16)
-            scratch = .allocate(byteCount: max(deflater.bound(options.probeBytes), 256 << 10), alignment: 16)
+            var small = options
+            small.bufferLimit = 64 << 10
+            memorySlot = try EntrySlot(options: small)
         }
 
         deinit {
-            input.deallocate()
-            packed.deallocate()
-            scratch.deallocate()
+            if streamedUsed {
+                chunk.deallocate()
+                scratch.deallocate()
+            }
         }
 
-        private func pays(original: Int, compressed: Int) -> Bool {
-            Double(compressed) <= Double(original) * (1 - options.minimumSaving)
-        }
-
-        /// Adds an entry from memory (`edicio.xml`).
+        /// Adds an entry from memory (`edicio.xml`, at most 64 KiB).
         func addMemory(name: String, _ bytes: [UInt8]) throws {
-            try bytes.withUnsafeBytes { raw in
-                try addBuffered(name: Array(name.utf8), data: raw, alwaysStore: false)
-            }
-        }
-
-        func addFile(_ entry: BundleEntry, source: OpenFile) throws {
-            let size = Int64(try source.status().st_size)
-            if size <= input.count {
-                let count = Int(size)
-                let read = try source.read(into: input.baseAddress!, count: count, at: 0)
-                guard read == count else { throw ZipError.changed(entry.source) }
-                try addBuffered(name: Array(entry.name.utf8),
-                                data: UnsafeRawBufferPointer(rebasing: input[0..<count]), alwaysStore: entry.alwaysStore)
-            } else {
-                try addStreamed(entry, source: source, size: UInt64(size))
-            }
+            guard bytes.count <= memorySlot.input.count else { throw ZipError.tooLarge(name) }
+            bytes.withUnsafeBytes { memorySlot.input.baseAddress!.copyMemory(from: $0.baseAddress!, byteCount: bytes.count) }
+            memorySlot.size = bytes.count
+            memorySlot.entry = BundleEntry(name: name, source: "", alwaysStore: false)
+            try memorySlot.load(alwaysStore: false)
+            try addPrepared(memorySlot)
         }
 
         /// An entry read whole: CRC and sizes are known before its header is written.
-        private func addBuffered(name: [UInt8], data: UnsafeRawBufferPointer, alwaysStore: Bool) throws {
-            let count = data.count
-            let crc = UInt32(crc32(0, data.baseAddress?.assumingMemoryBound(to: Bytef.self), uInt(count)))
-            var body = data
-            var method: UInt16 = 0
-            if !alwaysStore && count > 0 {
-                let probe = min(count, options.probeBytes)
-                let probeSize = try deflater.compressAll(data.baseAddress!, count: probe, into: scratch.baseAddress!,
-                                                         capacity: scratch.count)
-                if pays(original: probe, compressed: probeSize) {
-                    if probe == count {
-                        body = UnsafeRawBufferPointer(rebasing: scratch[0..<probeSize])
-                        method = 8
-                    } else {
-                        let packedSize = try deflater.compressAll(data.baseAddress!, count: count,
-                                                                  into: packed.baseAddress!, capacity: packed.count)
-                        if pays(original: count, compressed: packedSize) {
-                            body = UnsafeRawBufferPointer(rebasing: packed[0..<packedSize])
-                            method = 8
-                        }
-                    }
-                }
-            }
-            let record = CentralRecord(name: name, method: method, flags: 0, crc: crc,
-                                       compressedSize: UInt64(body.count), size: UInt64(count),
+        func addPrepared(_ slot: EntrySlot) throws {
+            let name = Array(slot.entry!.name.utf8)
+            let body = slot.body
+            let method: UInt16 = slot.packedCount == nil ? 0 : 8
+            let record = CentralRecord(name: name, method: method, flags: 0, crc: slot.crc,
+                                       compressedSize: UInt64(body.count), size: UInt64(slot.size),
                                        localHeaderOffset: output.offset)
-            try output.append(ZipFormat.localHeader(name: name, flags: 0, method: method, dos: dos, crc: crc,
+            try output.append(ZipFormat.localHeader(name: name, flags: 0, method: method, dos: dos, crc: slot.crc,
                                                     compressedSize: record.compressedSize, size: record.size,
                                                     zip64: options.forceZIP64))
             try output.append(body)
@@ -186,17 +283,21 @@ public enum BundleBuilder {
         }
 
         /// A large entry streamed in chunks: header with a data-descriptor flag, data, then the descriptor.
-        private func addStreamed(_ entry: BundleEntry, source: OpenFile, size: UInt64) throws {
+        func addStreamed(_ entry: BundleEntry, source: OpenFile) throws {
+            streamedUsed = true
+            let size = UInt64(try source.status().st_size)
             let name = Array(entry.name.utf8)
-            let chunk = input.count
+            let deflater = try Deflater(level: options.compressionLevel)
             var method: UInt16 = 0
             if !entry.alwaysStore {
-                let probe = min(Int(size), options.probeBytes)
-                let read = try source.read(into: input.baseAddress!, count: probe, at: 0)
+                let probe = min(Int(size), options.probeBytes, chunk.count)
+                let read = try source.read(into: chunk.baseAddress!, count: probe, at: 0)
                 guard read == probe else { throw ZipError.changed(entry.source) }
-                let probeSize = try deflater.compressAll(input.baseAddress!, count: probe, into: scratch.baseAddress!,
-                                                         capacity: scratch.count)
-                if pays(original: probe, compressed: probeSize) { method = 8 }
+                let bound = deflater.bound(probe)
+                let probeOutput = UnsafeMutableRawBufferPointer.allocate(byteCount: bound, alignment: 16)
+                defer { probeOutput.deallocate() }
+                let probeSize = try deflater.compressAll(chunk.baseAddress!, count: probe, into: probeOutput.baseAddress!, capacity: bound)
+                if BundleBuilder.pays(probe, probeSize, options: options) { method = 8 }
             }
             let zip64 = options.forceZIP64 || size > 0xFF00_0000
             let flags = ZipFormat.flagDataDescriptor
@@ -208,12 +309,12 @@ public enum BundleBuilder {
             var done: UInt64 = 0
             if method == 8 { deflater.reset() }
             while done < size {
-                let want = Int(min(UInt64(chunk), size - done))
-                let read = try source.read(into: input.baseAddress!, count: want, at: Int64(done))
+                let want = Int(min(UInt64(chunk.count), size - done))
+                let read = try source.read(into: chunk.baseAddress!, count: want, at: Int64(done))
                 guard read == want else { throw ZipError.changed(entry.source) }
-                crc = crc32(crc, input.baseAddress!.assumingMemoryBound(to: Bytef.self), uInt(read))
+                crc = crc32(crc, chunk.baseAddress!.assumingMemoryBound(to: Bytef.self), uInt(read))
                 done += UInt64(read)
-                let piece = UnsafeRawBufferPointer(rebasing: input[0..<read])
+                let piece = UnsafeRawBufferPointer(rebasing: chunk[0..<read])
                 if method == 8 {
                     try deflater.compress(piece.baseAddress!, count: read, finish: done == size, scratch: scratch) {
                         try output.append($0)

@@ -167,6 +167,45 @@ public struct EditionsDirectory: Sendable {
         return "application/octet-stream"
     }
 
+    // MARK: Uploads
+
+    /// A private folder under `.staging/` for one upload, locked while it exists so that clean-up leaves
+    /// it alone, and removed by `remove()` (or by the next start-up clean-up after a crash).
+    public final class UploadFolder: Sendable {
+        public let path: String
+        /// Where the upload's bytes go.
+        public var archivePath: String { path + "/upload" }
+        /// Where the archive is unpacked.
+        public var treePath: String { path + "/tree" }
+        private let lock: FileLock
+        private let archive: OpenFile
+
+        init(path: String) throws {
+            self.path = path
+            guard mkdir(path, 0o700) == 0 else { throw SystemError("mkdir", path) }
+            guard mkdir(path + "/tree", 0o700) == 0, let lock = try FileLock.tryLock(try FS.openDirectory(path)) else {
+                try? FS.removeTree(path)
+                throw SystemError("mkdir", path)
+            }
+            self.lock = lock
+            archive = try FS.open(path + "/upload", O_WRONLY | O_CREAT | O_EXCL, mode: 0o600)
+        }
+
+        /// Appends bytes to the upload file. Blocking.
+        public func append(_ bytes: UnsafeRawBufferPointer) throws { try archive.write(bytes) }
+
+        /// Removes the folder and everything in it. Blocking.
+        public func remove() {
+            try? FS.removeTree(path)
+            lock.unlock()
+        }
+    }
+
+    /// A new upload folder.
+    public func makeUploadFolder() throws -> UploadFolder {
+        try UploadFolder(path: "\(stagingRoot)/upload-\(FS.randomSuffix())")
+    }
+
     // MARK: Start-up clean-up
 
     /// What `cleanUp` removed.

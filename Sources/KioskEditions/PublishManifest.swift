@@ -21,9 +21,12 @@ public struct PublishProblem: Sendable, Hashable, CustomStringConvertible {
 /// A publish refused before anything became visible; nothing was changed.
 public struct PublishRejected: Error, Sendable, CustomStringConvertible {
     public var problems: [PublishProblem]
+    /// The upload was refused for its size (HTTP 413 rather than 400/422).
+    public var exceedsLimit = false
     public init(_ problems: [PublishProblem]) { self.problems = problems }
-    public init(file: String? = nil, page: Int? = nil, _ message: String) {
+    public init(file: String? = nil, page: Int? = nil, _ message: String, exceedsLimit: Bool = false) {
         self.problems = [PublishProblem(file: file, page: page, message: message)]
+        self.exceedsLimit = exceedsLimit
     }
     public var description: String {
         "publish refused (\(problems.count) problem\(problems.count == 1 ? "" : "s")):\n"

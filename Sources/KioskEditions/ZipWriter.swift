@@ -43,6 +43,34 @@ final class Deflater {
         return capacity - Int(stream.pointee.avail_out)
     }
 
+    /// Compresses `count` bytes in one pass, deciding on the way: the first `probe` bytes are compressed
+    /// and flushed (`Z_SYNC_FLUSH`, a few bytes of overhead) and `accept(probe, compressedSoFar)` asked;
+    /// on no, nil (store it). Otherwise the rest follows in the same stream and `accept(count, total)`
+    /// decides again. `output` must hold `bound(count) + 64` bytes. Returns the compressed size, or nil.
+    func compressProbing(_ input: UnsafeRawPointer, count: Int, probe: Int, into output: UnsafeMutableRawPointer,
+                         capacity: Int, accept: (Int, Int) -> Bool) throws -> Int? {
+        reset()
+        let first = min(count, probe)
+        stream.pointee.next_in = UnsafeMutablePointer(mutating: input.assumingMemoryBound(to: Bytef.self))
+        stream.pointee.avail_in = uInt(first)
+        stream.pointee.next_out = output.assumingMemoryBound(to: Bytef.self)
+        stream.pointee.avail_out = uInt(capacity)
+        if first == count {
+            let status = deflate(stream, Z_FINISH)
+            guard status == Z_STREAM_END else { throw ZipError.zlib("deflate", status) }
+            let total = capacity - Int(stream.pointee.avail_out)
+            return accept(count, total) ? total : nil
+        }
+        var status = deflate(stream, Z_SYNC_FLUSH)
+        guard status == Z_OK else { throw ZipError.zlib("deflate", status) }
+        guard accept(first, capacity - Int(stream.pointee.avail_out)) else { return nil }
+        stream.pointee.avail_in = uInt(count - first)     // next_in already points at byte `first`
+        status = deflate(stream, Z_FINISH)
+        guard status == Z_STREAM_END else { throw ZipError.zlib("deflate", status) }
+        let total = capacity - Int(stream.pointee.avail_out)
+        return accept(count, total) ? total : nil
+    }
+
     /// Feeds `count` bytes (finishing the stream when `finish`), handing each full or final output chunk
     /// to `emit`.
     func compress(_ input: UnsafeRawPointer, count: Int, finish: Bool, scratch: UnsafeMutableRawBufferPointer,
@@ -95,8 +123,9 @@ final class ArchiveOutput {
 
     func append(_ bytes: UnsafeRawBufferPointer) throws {
         guard bytes.count > 0 else { return }
-        if pending + bytes.count > buffer.count { try flush() }
+        if pending + bytes.count > buffer.count || bytes.count >= buffer.count / 2 { try flush() }
         if bytes.count >= buffer.count / 2 {
+            // Large: straight from the caller's memory, after what is pending (order is everything).
             hasher.update(bufferPointer: bytes)
             try file.write(bytes)
         } else {

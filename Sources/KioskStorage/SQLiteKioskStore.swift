@@ -25,10 +25,16 @@ public final class SQLiteKioskStore: KioskStore {
         try KioskSchema.migrator.migrate(pool)
     }
 
+    /// Reads on the calling task's thread. A read of hot pages takes microseconds and never waits for
+    /// the writer (WAL), which is less than the thread hops of GRDB's async `read`; writes stay async.
+    func read<T>(_ block: (Database) throws -> T) throws -> T {
+        try pool.read(block)
+    }
+
     // MARK: Catalogue
 
     public func app(key: String) async throws -> App? {
-        try await pool.read { db in
+        try read { db in
             try Row.fetchOne(db.cachedStatement(sql: "SELECT key, name, demo_quota FROM apps WHERE key = ?"),
                              arguments: [key])
                 .map { App(key: $0[0], name: $0[1], demoQuota: $0[2]) }
@@ -50,7 +56,7 @@ public final class SQLiteKioskStore: KioskStore {
     }
 
     public func editionListings(appKey: String) async throws -> [EditionListing] {
-        try await pool.read { db in
+        try read { db in
             let sql = """
                 SELECT \(Self.offeredColumns), i.date,
                        (SELECT pg.jpg_path FROM pages pg
@@ -71,7 +77,7 @@ public final class SQLiteKioskStore: KioskStore {
     }
 
     public func offeredEdition(appKey: String, editionID: Int) async throws -> OfferedEdition? {
-        try await pool.read { db in
+        try read { db in
             let sql = """
                 SELECT \(Self.offeredColumns) FROM tariff_lines t
                 JOIN editions e ON e.id = t.edition_id
@@ -84,7 +90,7 @@ public final class SQLiteKioskStore: KioskStore {
 
     public func issues(editionID: Int, from date: IssueDate?, direction: ListingDirection,
                        limit: Int) async throws -> [IssueSummary] {
-        try await pool.read { db in
+        try read { db in
             let comparison = direction == .descending ? "<=" : ">="
             let order = direction == .descending ? "DESC" : "ASC"
             let bound = date == nil ? "" : "AND i.date \(comparison) ?"
@@ -105,7 +111,7 @@ public final class SQLiteKioskStore: KioskStore {
     }
 
     public func issueContents(editionID: Int, date: IssueDate) async throws -> IssueContents? {
-        try await pool.read { db in
+        try read { db in
             guard let issue = try Row.fetchOne(db.cachedStatement(sql: """
                 SELECT revision, bundle_path, bundle_size, bundle_sha256 FROM issues
                 WHERE edition_id = ? AND date = ? AND withdrawn_at IS NULL
@@ -150,7 +156,7 @@ public final class SQLiteKioskStore: KioskStore {
     }
 
     public func user(username: String) async throws -> User? {
-        try await pool.read { db in
+        try read { db in
             try Row.fetchOne(db.cachedStatement(sql: """
                 SELECT id, username, name, email, password_hash FROM users WHERE username = ?
                 """), arguments: [username]).map(Self.user)
@@ -158,7 +164,7 @@ public final class SQLiteKioskStore: KioskStore {
     }
 
     public func user(id: Int) async throws -> User? {
-        try await pool.read { db in
+        try read { db in
             try Row.fetchOne(db.cachedStatement(sql: """
                 SELECT id, username, name, email, password_hash FROM users WHERE id = ?
                 """), arguments: [id]).map(Self.user)
@@ -166,7 +172,7 @@ public final class SQLiteKioskStore: KioskStore {
     }
 
     public func subscriptions(userID: Int) async throws -> [Subscription] {
-        try await pool.read { db in
+        try read { db in
             try Row.fetchAll(db.cachedStatement(sql: """
                 SELECT user_id, edition_id, until FROM subscriptions WHERE user_id = ? ORDER BY edition_id
                 """), arguments: [userID]).compactMap { row in
@@ -176,7 +182,7 @@ public final class SQLiteKioskStore: KioskStore {
     }
 
     public func identity(key: String) async throws -> DeviceIdentity? {
-        try await pool.read { db in
+        try read { db in
             try Row.fetchOne(db.cachedStatement(sql: """
                 SELECT key, app_key, device_key, user_id, device_info, os FROM identities WHERE key = ?
                 """), arguments: [key]).map { row in
@@ -213,7 +219,7 @@ public final class SQLiteKioskStore: KioskStore {
     // MARK: Demos
 
     public func demosConsumed(appKey: String, deviceKey: String) async throws -> Int {
-        try await pool.read { db in
+        try read { db in
             try Int.fetchOne(db.cachedStatement(sql: """
                 SELECT consumed FROM demo_counters WHERE app_key = ? AND device_key = ?
                 """), arguments: [appKey, deviceKey]) ?? 0
@@ -256,7 +262,7 @@ public final class SQLiteKioskStore: KioskStore {
     // MARK: Sign-in throttling
 
     public func signInFailures(username: String, deviceKey: String?, since: Int64) async throws -> (username: Int, device: Int) {
-        try await pool.read { db in
+        try read { db in
             let byUser = try Int.fetchOne(db.cachedStatement(sql: """
                 SELECT COUNT(*) FROM sign_in_failures WHERE username = ? AND time >= ?
                 """), arguments: [username, since]) ?? 0

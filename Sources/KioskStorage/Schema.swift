@@ -125,6 +125,52 @@ public enum KioskSchema {
             try db.create(index: "sign_in_failures_by_username", on: "sign_in_failures", columns: ["username", "time"])
             try db.create(index: "sign_in_failures_by_device", on: "sign_in_failures", columns: ["device_key", "time"])
         }
+
+        // `KioskServer stats` reads these counts instead of scanning `downloads`: a year of a million
+        // downloads is a few tens of thousands of rows here. Triggers keep them exact in the same
+        // transaction as every insert, delete or update of `downloads`. `day` is the UTC day of the
+        // download (days since 1970-01-01); `date` is the issue's.
+        migrator.registerMigration("v3: download counts by day, demo grants by time (statistics)") { db in
+            try db.execute(sql: """
+                CREATE TABLE download_counts (
+                    day INTEGER NOT NULL,
+                    edition_id INTEGER NOT NULL,
+                    date TEXT NOT NULL,
+                    app_key TEXT NOT NULL,
+                    os TEXT NOT NULL,
+                    count INTEGER NOT NULL,
+                    PRIMARY KEY (day, edition_id, date, app_key, os)
+                ) WITHOUT ROWID;
+                INSERT INTO download_counts (day, edition_id, date, app_key, os, count)
+                    SELECT time / 86400, edition_id, date, app_key, os, COUNT(*) FROM downloads GROUP BY 1, 2, 3, 4, 5;
+                CREATE TRIGGER download_counts_insert AFTER INSERT ON downloads BEGIN
+                    INSERT INTO download_counts (day, edition_id, date, app_key, os, count)
+                    VALUES (NEW.time / 86400, NEW.edition_id, NEW.date, NEW.app_key, NEW.os, 1)
+                    ON CONFLICT (day, edition_id, date, app_key, os) DO UPDATE SET count = count + 1;
+                END;
+                CREATE TRIGGER download_counts_delete AFTER DELETE ON downloads BEGIN
+                    UPDATE download_counts SET count = count - 1
+                    WHERE day = OLD.time / 86400 AND edition_id = OLD.edition_id AND date = OLD.date
+                      AND app_key = OLD.app_key AND os = OLD.os;
+                    DELETE FROM download_counts
+                    WHERE day = OLD.time / 86400 AND edition_id = OLD.edition_id AND date = OLD.date
+                      AND app_key = OLD.app_key AND os = OLD.os AND count <= 0;
+                END;
+                CREATE TRIGGER download_counts_update
+                AFTER UPDATE OF time, edition_id, date, app_key, os ON downloads BEGIN
+                    UPDATE download_counts SET count = count - 1
+                    WHERE day = OLD.time / 86400 AND edition_id = OLD.edition_id AND date = OLD.date
+                      AND app_key = OLD.app_key AND os = OLD.os;
+                    DELETE FROM download_counts
+                    WHERE day = OLD.time / 86400 AND edition_id = OLD.edition_id AND date = OLD.date
+                      AND app_key = OLD.app_key AND os = OLD.os AND count <= 0;
+                    INSERT INTO download_counts (day, edition_id, date, app_key, os, count)
+                    VALUES (NEW.time / 86400, NEW.edition_id, NEW.date, NEW.app_key, NEW.os, 1)
+                    ON CONFLICT (day, edition_id, date, app_key, os) DO UPDATE SET count = count + 1;
+                END;
+                CREATE INDEX demo_grants_by_time ON demo_grants (granted_at, app_key, device_key);
+                """)
+        }
         return migrator
     }
 }

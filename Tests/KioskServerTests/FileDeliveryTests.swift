@@ -142,7 +142,7 @@ import Testing
         let fixture = try await Fixture()
         let links = fixture.links(format, lifetime: 60)
         let good = links.path(to: "1/2025-06-30/r1/pdf/001.pdf", now: Self.now)
-        let old = links.path(to: "1/2025-06-30/r1/pdf/001.pdf", now: Self.now - 3600)
+        let old = links.path(to: "1/2025-06-30/r1/pdf/001.pdf", now: Self.now - 7200)
         let secretFile = fixture.folder.path + "/kiosk.sqlite"
         try await fixture.app(format).test(.live) { client in
             #expect(try await client.execute(uri: good, method: .get).status == .ok)
@@ -252,7 +252,8 @@ import Testing
         nginx.executableURL = URL(fileURLWithPath: "/usr/sbin/nginx")
         nginx.arguments = ["-p", prefix, "-c", prefix + "/nginx.conf"]
         try nginx.run()
-        defer { nginx.terminate(); nginx.waitUntilExit() }
+        // SIGKILL: the test process's threads block SIGTERM, and a child inherits that mask.
+        defer { kill(nginx.processIdentifier, SIGKILL); nginx.waitUntilExit() }
         let links = fixture.links(.nginx)
         let path = "1/2025-06-30/r1/1-2025-06-30.zip"
         let now = Int64(Date().timeIntervalSince1970)

@@ -6,6 +6,6 @@ struct KioskServerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "KioskServer",
         abstract: "The backend of digital newspaper kiosks (XML-RPC for reader apps, signed file links, bundles).",
-        subcommands: [ServeCommand.self, ConfigCommand.self, UserCommand.self, HashPasswordCommand.self],
+        subcommands: [ServeCommand.self, ConfigCommand.self, UserCommand.self, HashPasswordCommand.self, StatsCommand.self],
         defaultSubcommand: nil)
 }

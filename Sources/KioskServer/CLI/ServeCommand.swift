@@ -3,7 +3,9 @@ import Foundation
 import Hummingbird
 import KioskModels
 import Logging
+import Metrics
 import NIOCore
+import Prometheus
 import ServiceLifecycle
 import UnixSignals
 
@@ -40,7 +42,10 @@ struct ServeCommand: AsyncParsableCommand {
         for change in changes { logger.info("configuration: \(change)") }
         try await dataset?.importIssues(into: store) { logger.info("benchmark data set: \($0)") }
         let secrets = try Secrets.load(configuration: configuration, databasePath: configuration.server.database, logger: logger)
-        let factory = RuntimeFactory(store: store, secrets: secrets, logger: logger)
+        let metrics = KioskMetrics()
+        MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: metrics.registry))   // once per process: here
+        var factory = RuntimeFactory(store: store, secrets: secrets, logger: logger)
+        factory.metrics = metrics
         let runtime = RuntimeBox(try factory.makeRuntime(configuration))
         try await StartupChecks.warnAboutDevelopmentCredentials(configuration, logger: logger)
 
@@ -50,7 +55,7 @@ struct ServeCommand: AsyncParsableCommand {
         let server = configuration.server
         let app = try buildApplication(
             runtime: runtime, host: configuration.server.host, port: configuration.server.port, logger: logger,
-            services: [reloader],
+            metrics: metrics, services: [reloader],
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? server.port
                 logger.notice("Kiosk listening", metadata: [
@@ -83,8 +88,10 @@ struct ConfigurationReloader: Service {
                 configuration.server.port = port
                 let changes = try await factory.store.syncCatalogue(configuration.catalogue, dryRun: false)
                 runtime.replace(with: try factory.makeRuntime(configuration))
+                factory.metrics?.configurationReloaded(ok: true)
                 logger.notice("configuration reloaded", metadata: ["changes": .string(changes.isEmpty ? "none" : changes.joined(separator: "; "))])
             } catch {
+                factory.metrics?.configurationReloaded(ok: false)
                 logger.error("configuration reload failed; keeping the previous one", metadata: ["error": .string("\(error)")])
             }
         }

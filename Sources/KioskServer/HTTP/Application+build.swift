@@ -7,12 +7,14 @@ import NIOCore
 import NIOSSL
 import ServiceLifecycle
 
-/// The routes of the server, on the runtime in `runtime`.
-func buildRouter(runtime: RuntimeBox) -> Router<KioskRequestContext> {
+/// The routes of the server, on the runtime in `runtime`; with `metrics`, HTTP metrics and `GET /metrics`.
+func buildRouter(runtime: RuntimeBox, metrics: KioskMetrics? = nil) -> Router<KioskRequestContext> {
     let router = Router(context: KioskRequestContext.self)
     router.add(middleware: RuntimeMiddleware(current: runtime))
+    if let metrics { router.add(middleware: HTTPMetricsMiddleware(metrics: metrics)) }
     router.add(middleware: LogRequestsMiddleware(.debug))
     HealthController().addRoutes(to: router)
+    if let metrics { MetricsController(metrics: metrics).addRoutes(to: router) }
     RPCController().addRoutes(to: router)
     SSOController().addRoutes(to: router)
     return router
@@ -22,12 +24,14 @@ func buildRouter(runtime: RuntimeBox) -> Router<KioskRequestContext> {
 /// (configuration reload on SIGHUP).
 func buildApplication(
     runtime: RuntimeBox, host: String, port: Int, logger: Logger,
+    metrics: KioskMetrics? = nil,
     services: [any Service] = [],
     onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
 ) throws -> some ApplicationProtocol {
     let configuration = runtime.runtime.configuration
     let http1 = HTTPServerBuilder.http1(
-        configuration: .init(idleTimeout: .seconds(Int64(configuration.server.idleTimeoutSeconds))))
+        configuration: .init(idleTimeout: .seconds(Int64(configuration.server.idleTimeoutSeconds))),
+        countingConnectionsIn: metrics)
     let server: HTTPServerBuilder
     if let tls = configuration.server.tls {
         var tlsConfiguration = TLSConfiguration.makeServerConfiguration(
@@ -39,7 +43,7 @@ func buildApplication(
         server = http1
     }
     return Application(
-        router: buildRouter(runtime: runtime),
+        router: buildRouter(runtime: runtime, metrics: metrics),
         server: server,
         configuration: .init(address: .hostname(host, port: port), serverName: "Kiosk"),
         services: services,

@@ -1,3 +1,4 @@
+import Foundation
 import Hummingbird
 import KioskEditions
 import KioskModels
@@ -37,7 +38,7 @@ struct FileDelivery: Sendable {
         }
         let directory = self.directory
         let opened: Result<EditionsDirectory.ServedFile, EditionsDirectory.ResolutionError> = try await threadPool.runIfActive {
-            do { return .success(try directory.open(servable: relative)) } catch { return .failure(error) }
+            Result { () throws(EditionsDirectory.ResolutionError) in try directory.open(servable: relative) }
         }
         let file: EditionsDirectory.ServedFile
         switch opened {

@@ -35,10 +35,3 @@ struct SSOController {
         return try verified.response(from: request, context: context)
     }
 }
-
-/// `GET /healthz`: the process is up and serving.
-struct HealthController {
-    func addRoutes(to router: Router<KioskRequestContext>) {
-        router.get("/healthz") { _, _ in Response.text(.ok, "ok") }
-    }
-}

@@ -12,16 +12,20 @@ struct RuntimeFactory: Sendable {
     let logger: Logger
     /// Unix seconds; tests may move it.
     var now: @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970) }
+    /// Where XML-RPC calls, store calls and bundle builds are recorded (nil: nowhere).
+    var metrics: KioskMetrics?
 
     func makeRuntime(_ configuration: KioskConfiguration) throws -> KioskRuntime {
+        let instrumented: any KioskStore = metrics.map { InstrumentedKioskStore(store, metrics: $0) as any KioskStore } ?? store
         let service = KioskService(
-            store: store, identityKeys: IdentityKeyIssuer(secret: secrets.identityKey), passwords: PasswordHashing(),
+            store: instrumented, identityKeys: IdentityKeyIssuer(secret: secrets.identityKey), passwords: PasswordHashing(),
             signInPolicy: SignInPolicy(maxFailures: configuration.signIn.maxFailures,
                                        windowSeconds: configuration.signIn.windowSeconds),
             now: now)
         let delivery = try EditionsWiring.make(configuration: configuration, secrets: secrets, store: store, logger: logger)
         let environment = KioskRPCEnvironment(
-            service: service, links: delivery.links, bundles: delivery.bundles,
+            service: service, links: delivery.links,
+            bundles: metrics.map { InstrumentedIssueBundles(delivery.bundles, metrics: $0) as any IssueBundles } ?? delivery.bundles,
             webKiosks: configuration.webKiosks, webKioskTokens: WebKioskTokenSigner(secret: secrets.webKioskKey),
             webKioskTokenLifetime: configuration.webKioskTokenLifetimeSeconds)
         var dispatcher = XMLRPCDispatcher<KioskRequestContext>()
@@ -29,6 +33,9 @@ struct RuntimeFactory: Sendable {
         let logger = self.logger
         dispatcher.onInternalError = { error, method in
             logger.error("internal error in XML-RPC method", metadata: ["method": .string(method), "error": .string("\(error)")])
+        }
+        if let metrics {
+            dispatcher.observer = { method, fault, seconds in metrics.observeXMLRPC(method: method, faultCode: fault?.code, seconds: seconds) }
         }
         return KioskRuntime(
             configuration: configuration, environment: environment, dispatcher: dispatcher,

@@ -1,0 +1,67 @@
+// Builds one issue bundle with KioskEditions' BundleBuilder: the code path of a publish or a
+// first-demand build, timed from outside by Benchmarks/bundle_bench.sh (hyperfine).
+//
+//     BundleBenchmark SRC OUT [--no-sync] [--repeat N] [--workers N] [--min-saving F]
+//
+// --min-saving: the fraction deflating must save for an entry to be deflated (default 0.05, as in
+// production); 1 stores everything (the I/O floor of the builder).
+//
+// SRC is a staged issue as zip_bench.py lays it out: edicio.xml, pdf/NNN.pdf, jpg/NNN.jpg, jpgA/NNN.jpg.
+// With --repeat N the build runs N times in this process and prints the mean (no process start-up).
+import Foundation
+import KioskEditions
+import KioskModels
+
+var arguments = Array(CommandLine.arguments.dropFirst())
+var sync = true
+var repeats = 0
+var workers: Int?
+var minimumSaving = 0.05
+if let index = arguments.firstIndex(of: "--min-saving"), index + 1 < arguments.count {
+    minimumSaving = Double(arguments[index + 1]) ?? 0.05
+    arguments.removeSubrange(index...(index + 1))
+}
+if let index = arguments.firstIndex(of: "--workers"), index + 1 < arguments.count {
+    workers = Int(arguments[index + 1])
+    arguments.removeSubrange(index...(index + 1))
+}
+if let index = arguments.firstIndex(of: "--no-sync") { sync = false; arguments.remove(at: index) }
+if let index = arguments.firstIndex(of: "--repeat"), index + 1 < arguments.count {
+    repeats = Int(arguments[index + 1]) ?? 1
+    arguments.removeSubrange(index...(index + 1))
+}
+guard arguments.count == 2 else {
+    FileHandle.standardError.write(Data("usage: BundleBenchmark SRC OUT [--no-sync] [--repeat N]\n".utf8))
+    exit(2)
+}
+let source = arguments[0], output = arguments[1]
+let manifest = Array(FileManager.default.contents(atPath: source + "/edicio.xml") ?? Data())
+var entries: [BundleEntry] = []
+for kind in ["pdf", "jpg", "jpgA"] {
+    let names = (try? FileManager.default.contentsOfDirectory(atPath: source + "/" + kind)) ?? []
+    for name in names.sorted() {
+        entries.append(BundleEntry(name: "\(kind)/\(name)", source: "\(source)/\(kind)/\(name)", alwaysStore: kind != "pdf"))
+    }
+}
+let options = BundleOptions(minimumSaving: minimumSaving, sync: sync, workers: workers)
+let date = IssueDate("2025-06-30")!
+do {
+    if repeats > 0 {
+        var total = 0.0
+        for _ in 0..<repeats {
+            unlink(output)
+            let start = Date()
+            _ = try BundleBuilder.build(manifest: manifest, entries: entries, date: date, to: output, options: options)
+            total += Date().timeIntervalSince(start)
+        }
+        print(String(format: "in-process mean over %d builds: %.2f ms", repeats, total / Double(repeats) * 1000))
+    } else {
+        let built = try BundleBuilder.build(manifest: manifest, entries: entries, date: date, to: output, options: options)
+        if ProcessInfo.processInfo.environment["BUNDLE_BENCH_VERBOSE"] != nil {
+            print("\(built.size) bytes, \(built.storedEntries) stored, \(built.deflatedEntries) deflated, sha256 \(built.sha256)")
+        }
+    }
+} catch {
+    FileHandle.standardError.write(Data("bundle build failed: \(error)\n".utf8))
+    exit(1)
+}

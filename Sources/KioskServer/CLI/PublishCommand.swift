@@ -1,0 +1,122 @@
+import ArgumentParser
+import Foundation
+import KioskEditions
+import KioskModels
+import Logging
+
+/// `KioskServer publish --edition ID --date YYYY-MM-DD DIR`: publishes an issue from a folder.
+struct PublishCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "publish",
+        abstract: "Publish an issue from a folder: issue.json and the page files it names (see README, Publishing).",
+        discussion: """
+            Everything is checked first (PDF and JPEG by content, page numbers, sizes, names); a refusal lists \
+            every problem and changes nothing. An accepted issue appears to readers all at once, replacing \
+            an earlier publication of the same date.
+            """)
+
+    @OptionGroup var options: StoreOptions
+
+    @Option(help: "Edition id (EDICIO_ID), as in the configuration.")
+    var edition: Int
+
+    @Option(help: "Issue date, YYYY-MM-DD.")
+    var date: String
+
+    @Argument(help: "The publish folder.")
+    var folder: String
+
+    @Flag(help: "Do not show progress on standard error.")
+    var quiet = false
+
+    func run() async throws {
+        guard let day = IssueDate(date) else { throw ValidationError("--date must be a real day written YYYY-MM-DD, got \(date)") }
+        let configuration = try options.loadConfiguration()
+        let store = try StoreOptions.openStore(configuration)
+        try await store.syncCatalogue(configuration.catalogue, dryRun: false)
+        let directory = try EditionsDirectory(path: configuration.server.editions)
+        let publisher = IssuePublisher(directory: directory, registry: store,
+                                       publicationName: { try await store.publicationName(id: $0) },
+                                       logger: Logger(label: "kiosk.publish", factory: { _ in SwiftLogNoOpLogHandler() }))
+        let progress = ProgressLine(enabled: !quiet)
+        do {
+            let result = try await publisher.publish(editionID: edition, date: day, from: folder,
+                                                     progress: { progress.show($0) })
+            progress.finish()
+            let replaced = result.replacedRevision.map { ", replacing revision \($0)" } ?? ""
+            printOutput("published edition \(result.editionID) \(result.date) revision \(result.revision)\(replaced): "
+                + "\(result.pages) pages, \(ProgressLine.megabytes(result.bytes)), bundle \(ProgressLine.megabytes(result.bundle.size)) "
+                + "sha256 \(result.bundle.sha256), in \(String(format: "%.2f", result.seconds)) s")
+        } catch let rejected as PublishRejected {
+            progress.finish()
+            printError(rejected.description)
+            throw ExitCode.failure
+        }
+    }
+}
+
+/// `KioskServer withdraw --edition ID --date YYYY-MM-DD`: hides a published issue from readers.
+struct WithdrawCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "withdraw",
+        abstract: "Hide a published issue from readers (publish it again to bring it back).")
+
+    @OptionGroup var options: StoreOptions
+
+    @Option(help: "Edition id (EDICIO_ID).")
+    var edition: Int
+
+    @Option(help: "Issue date, YYYY-MM-DD.")
+    var date: String
+
+    func run() async throws {
+        guard let day = IssueDate(date) else { throw ValidationError("--date must be a real day written YYYY-MM-DD, got \(date)") }
+        let configuration = try options.loadConfiguration()
+        let store = try StoreOptions.openStore(configuration)
+        let directory = try EditionsDirectory(path: configuration.server.editions)
+        let publisher = IssuePublisher(directory: directory, registry: store,
+                                       publicationName: { try await store.publicationName(id: $0) },
+                                       logger: Logger(label: "kiosk.publish", factory: { _ in SwiftLogNoOpLogHandler() }))
+        if try await publisher.withdraw(editionID: edition, date: day) {
+            printOutput("withdrew edition \(edition) \(day)")
+        } else {
+            printError("edition \(edition) has no visible issue on \(day); nothing changed")
+            throw ExitCode.failure
+        }
+    }
+}
+
+/// The publish progress on standard error: one line rewritten in place on a terminal, a line per
+/// phase otherwise.
+final class ProgressLine: @unchecked Sendable {
+    private let enabled: Bool
+    private let terminal = isatty(2) != 0
+    private var lastPhase: PublishProgress.Phase?
+    private var shown = false
+
+    init(enabled: Bool) { self.enabled = enabled }
+
+    static func megabytes(_ bytes: Int64) -> String { String(format: "%.1f MB", Double(bytes) / 1e6) }
+
+    /// Called from the publisher's worker thread, one call at a time.
+    func show(_ progress: PublishProgress) {
+        guard enabled else { return }
+        var text = "\(progress.phase.rawValue) \(progress.filesDone)/\(progress.filesTotal) files"
+        if progress.bytesTotal > 0 {
+            text += ", \(Self.megabytes(progress.bytesDone))/\(Self.megabytes(progress.bytesTotal))"
+            text += String(format: ", %.1f MB/s", progress.bytesPerSecond / 1e6)
+        }
+        text += String(format: ", %.1f s", progress.elapsed)
+        if terminal {
+            FileHandle.standardError.write(Data(("\r\u{1B}[K" + text).utf8))
+            shown = true
+        } else if progress.phase != lastPhase {
+            FileHandle.standardError.write(Data((text + "\n").utf8))
+        }
+        lastPhase = progress.phase
+    }
+
+    func finish() {
+        if shown { FileHandle.standardError.write(Data("\n".utf8)); shown = false }
+    }
+}

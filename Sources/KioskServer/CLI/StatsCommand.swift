@@ -1,0 +1,192 @@
+import ArgumentParser
+import Foundation
+import KioskModels
+import KioskStorage
+
+/// `KioskServer stats`: downloads per edition and day, per app and per OS, demo use and conversion,
+/// and the most downloaded issues, from the database. Days are UTC.
+struct StatsCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "stats",
+        abstract: "Download and demo statistics (days are UTC; --from and --to are included).")
+
+    enum Format: String, ExpressibleByArgument, CaseIterable {
+        case table, csv, json
+    }
+
+    @OptionGroup var options: StoreOptions
+
+    @Option(help: ArgumentHelp("First day (YYYY-MM-DD).", valueName: "D"))
+    var from: String?
+
+    @Option(help: ArgumentHelp("Last day (YYYY-MM-DD).", valueName: "D"))
+    var to: String?
+
+    @Option(help: ArgumentHelp("Only this app (APP_KEY).", valueName: "K"))
+    var app: String?
+
+    @Option(help: ArgumentHelp("Only this edition (EDICIO_ID).", valueName: "ID"))
+    var edition: Int?
+
+    @Option(help: "How many issues the top list shows.")
+    var top: Int = 10
+
+    @Option(help: "Output: table, csv or json.")
+    var format: Format = .table
+
+    func validate() throws {
+        for (name, value) in [("--from", from), ("--to", to)] {
+            if let value, IssueDate(value) == nil { throw ValidationError("\(name) must be a real day written YYYY-MM-DD, got \"\(value)\"") }
+        }
+        if let from = from.flatMap({ IssueDate($0) }), let to = to.flatMap({ IssueDate($0) }), to < from {
+            throw ValidationError("--to (\(to)) is before --from (\(from))")
+        }
+        guard top >= 0 else { throw ValidationError("--top must be 0 or more") }
+    }
+
+    func run() async throws {
+        let configuration = try options.loadConfiguration()
+        guard FileManager.default.fileExists(atPath: configuration.server.database) else {
+            throw ValidationError("no database at \(configuration.server.database)")
+        }
+        let store = try StoreOptions.openStore(configuration)
+        let query = StatisticsQuery(from: from.flatMap { IssueDate($0) }, to: to.flatMap { IssueDate($0) },
+                                    appKey: app, editionID: edition, topIssues: top)
+        let statistics = try await store.statistics(query)
+        let text: String
+        switch format {
+        case .table: text = StatisticsReport.table(statistics)
+        case .csv: text = StatisticsReport.csv(statistics)
+        case .json: text = StatisticsReport.json(statistics)
+        }
+        FileHandle.standardOutput.write(Data(text.utf8))
+    }
+}
+
+/// The three renderings of `KioskStatistics`.
+enum StatisticsReport {
+    static func rate(_ value: Double) -> String { String(format: "%.1f%%", value * 100) }
+    static func osName(_ os: String) -> String { os.isEmpty ? "(none)" : os }
+
+    static func scope(_ query: StatisticsQuery) -> String {
+        "\(query.from?.description ?? "beginning") to \(query.to?.description ?? "today") (UTC days)"
+            + (query.appKey.map { ", app \($0)" } ?? "") + (query.editionID.map { ", edition \($0)" } ?? "")
+    }
+
+    // MARK: table
+
+    static func table(_ s: KioskStatistics) -> String {
+        var out = "Kiosk statistics, \(scope(s.query))\nDownloads: \(s.totalDownloads)\n"
+
+        let editions = Dictionary(s.byEditionAndDay.map { ($0.editionID, $0.editionName) }, uniquingKeysWith: { a, _ in a })
+        let editionIDs = editions.keys.sorted()
+        out += "\nDownloads per day and edition\n"
+        var rows = [["day"] + editionIDs.map { "\($0) \(editions[$0]!)" } + ["total"]]
+        var byDay: [(IssueDate, [Int: Int])] = []
+        for entry in s.byEditionAndDay {
+            if byDay.last?.0 != entry.day { byDay.append((entry.day, [:])) }
+            byDay[byDay.count - 1].1[entry.editionID, default: 0] += entry.downloads
+        }
+        for (day, counts) in byDay {
+            rows.append([day.description] + editionIDs.map { String(counts[$0] ?? 0) } + [String(counts.values.reduce(0, +))])
+        }
+        out += grid(rows)
+
+        out += "\nDownloads per app\n"
+        out += grid([["app", "name", "downloads", "share"]] + s.byApp.map {
+            [$0.appKey, $0.appName, String($0.downloads), rate(share($0.downloads, of: s.totalDownloads))]
+        })
+
+        out += "\nDownloads per OS\n"
+        out += grid([["os", "downloads", "share"]] + s.byOS.map {
+            [osName($0.os), String($0.downloads), rate(share($0.downloads, of: s.totalDownloads))]
+        })
+
+        out += "\nDemo use and conversion (devices that used a demo, then signed in as a subscriber)\n"
+        out += grid([["app", "name", "devices", "grants", "used", "converted", "conversion"]] + s.demos.map {
+            [$0.appKey, $0.appName, String($0.devices), String($0.grants), String($0.used), String($0.converted), rate($0.conversionRate)]
+        })
+
+        out += "\nTop issues\n"
+        out += grid([["rank", "edition", "name", "date", "downloads"]] + s.topIssues.enumerated().map {
+            [String($0.offset + 1), String($0.element.editionID), $0.element.editionName, $0.element.date.description, String($0.element.downloads)]
+        })
+        return out
+    }
+
+    static func share(_ part: Int, of total: Int) -> Double { total == 0 ? 0 : Double(part) / Double(total) }
+
+    /// Columns padded to their widest cell; numbers right-aligned.
+    static func grid(_ rows: [[String]]) -> String {
+        guard let header = rows.first else { return "" }
+        if rows.count == 1 { return "  (none)\n" }
+        var widths = header.map(\.count)
+        for row in rows { for (i, cell) in row.enumerated() { widths[i] = max(widths[i], cell.count) } }
+        func numeric(_ cell: String) -> Bool { !cell.isEmpty && cell.allSatisfy { $0.isNumber || $0 == "." || $0 == "%" } }
+        return rows.map { row in
+            "  " + row.enumerated().map { i, cell in
+                let pad = String(repeating: " ", count: widths[i] - cell.count)
+                return numeric(cell) ? pad + cell : cell + pad
+            }.joined(separator: "  ").replacingOccurrences(of: "\\s+$", with: "", options: .regularExpression)
+        }.joined(separator: "\n") + "\n"
+    }
+
+    // MARK: csv
+
+    /// One block per section, separated by an empty line; every row starts with its section's name,
+    /// so `grep '^by_app,'` gives one table.
+    static func csv(_ s: KioskStatistics) -> String {
+        func field(_ text: String) -> String {
+            text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" })
+                ? "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\"" : text
+        }
+        func block(_ name: String, _ header: [String], _ rows: [[String]]) -> String {
+            ([["section"] + header] + rows.map { [name] + $0 }).map { $0.map(field).joined(separator: ",") }.joined(separator: "\n") + "\n"
+        }
+        return [
+            block("total", ["downloads"], [[String(s.totalDownloads)]]),
+            block("by_edition_day", ["day", "edition_id", "edition", "downloads"], s.byEditionAndDay.map {
+                [$0.day.description, String($0.editionID), $0.editionName, String($0.downloads)]
+            }),
+            block("by_app", ["app", "name", "downloads"], s.byApp.map { [$0.appKey, $0.appName, String($0.downloads)] }),
+            block("by_os", ["os", "downloads"], s.byOS.map { [$0.os, String($0.downloads)] }),
+            block("demos", ["app", "name", "devices", "grants", "used", "converted", "conversion_rate"], s.demos.map {
+                [$0.appKey, $0.appName, String($0.devices), String($0.grants), String($0.used), String($0.converted),
+                 String(format: "%.4f", $0.conversionRate)]
+            }),
+            block("top_issues", ["rank", "edition_id", "edition", "date", "downloads"], s.topIssues.enumerated().map {
+                [String($0.offset + 1), String($0.element.editionID), $0.element.editionName, $0.element.date.description,
+                 String($0.element.downloads)]
+            }),
+        ].joined(separator: "\n")
+    }
+
+    // MARK: json
+
+    static func json(_ s: KioskStatistics) -> String {
+        var filters: [String: Any] = [:]
+        filters["from"] = s.query.from?.description ?? NSNull()
+        filters["to"] = s.query.to?.description ?? NSNull()
+        filters["app"] = s.query.appKey ?? NSNull()
+        filters["edition"] = s.query.editionID ?? NSNull()
+        let object: [String: Any] = [
+            "filters": filters,
+            "total_downloads": s.totalDownloads,
+            "by_edition_day": s.byEditionAndDay.map {
+                ["day": $0.day.description, "edition_id": $0.editionID, "edition": $0.editionName, "downloads": $0.downloads] as [String: Any]
+            },
+            "by_app": s.byApp.map { ["app": $0.appKey, "name": $0.appName, "downloads": $0.downloads] as [String: Any] },
+            "by_os": s.byOS.map { ["os": $0.os, "downloads": $0.downloads] as [String: Any] },
+            "demos": s.demos.map {
+                ["app": $0.appKey, "name": $0.appName, "devices": $0.devices, "grants": $0.grants, "used": $0.used,
+                 "converted": $0.converted, "conversion_rate": ($0.conversionRate * 10_000).rounded() / 10_000] as [String: Any]
+            },
+            "top_issues": s.topIssues.enumerated().map {
+                ["rank": $0.offset + 1, "edition_id": $0.element.editionID, "edition": $0.element.editionName,
+                 "date": $0.element.date.description, "downloads": $0.element.downloads] as [String: Any]
+            },
+        ]
+        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])) ?? Data()
+        return String(decoding: data, as: UTF8.self) + "\n"
+    }
+}

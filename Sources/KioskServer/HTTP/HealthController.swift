@@ -1,0 +1,100 @@
+import Foundation
+import Hummingbird
+import KioskModels
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOPosix
+
+/// `GET /healthz`: the process is up and serving.
+///
+/// `GET /readyz`: the instance can do its work: the database answers a query, the editions directory
+/// is writable (a temporary file is created and deleted), and a configuration is loaded. `200` with
+/// the checks as JSON, or `503` naming what failed. Each check is bounded in time, so a stuck disk or
+/// database makes the probe fail rather than hang.
+struct HealthController {
+    /// How long one check may take before it counts as failed.
+    var timeout: Duration = .seconds(3)
+
+    func addRoutes(to router: Router<KioskRequestContext>) {
+        router.get("/healthz") { _, _ in Response.text(.ok, "ok") }
+        router.get("/readyz") { _, context in await readiness(context) }
+    }
+
+    struct Check: Sendable {
+        var name: String
+        /// nil when it passed.
+        var failure: String?
+    }
+
+    func readiness(_ context: KioskRequestContext) async -> Response {
+        guard let runtime = context.runtime else {
+            return Self.report([Check(name: "configuration", failure: "no configuration loaded")])
+        }
+        let store = runtime.environment.service.store
+        let editions = runtime.configuration.server.editions
+        let timeout = self.timeout
+        async let database = Self.bounded("database", timeout) {
+            if let probe = store as? any ReadinessProbe { try await probe.ping() } else { _ = try await store.app(key: "") }
+        }
+        async let directory = Self.bounded("editions", timeout) {
+            try await NIOThreadPool.singleton.runIfActive { try Self.probeWritable(directory: editions) }
+        }
+        // A runtime exists only for a configuration that loaded and validated (a bad reload keeps the old one).
+        let configuration = Check(name: "configuration", failure: nil)
+        return Self.report([await database, await directory, configuration])
+    }
+
+    /// Creates, writes, syncs and removes a uniquely named file in `directory`.
+    static func probeWritable(directory: String) throws {
+        let path = directory + "/.readyz-\(getpid())-\(UInt64.random(in: 0...UInt64.max))"
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw ProbeError("cannot create a file in the editions directory: \(String(cString: strerror(errno)))") }
+        defer { unlink(path) }
+        let written = write(fd, "ok", 2)
+        let failed = written != 2 ? errno : 0
+        close(fd)
+        guard failed == 0 else { throw ProbeError("cannot write in the editions directory: \(String(cString: strerror(failed)))") }
+    }
+
+    struct ProbeError: Error, CustomStringConvertible {
+        var description: String
+        init(_ description: String) { self.description = description }
+    }
+
+    /// Runs `work`; a thrown error or more than `timeout` makes the check fail with a short reason.
+    /// The answer never waits for a stuck `work` (it is left to finish on its own).
+    static func bounded(_ name: String, _ timeout: Duration, _ work: @escaping @Sendable () async throws -> Void) async -> Check {
+        let failure: String? = await withCheckedContinuation { continuation in
+            let once = NIOLockedValueBox(Optional(continuation))
+            @Sendable func finish(_ failure: String?) {
+                once.withLockedValue { pending in
+                    pending?.resume(returning: failure)
+                    pending = nil
+                }
+            }
+            let timer = Task {
+                guard (try? await Task.sleep(for: timeout)) != nil else { return }
+                finish("no answer within \(timeout)")
+            }
+            Task {
+                do { try await work(); finish(nil) } catch { finish("\(error)") }
+                timer.cancel()
+            }
+        }
+        return Check(name: name, failure: failure)
+    }
+
+    static func report(_ checks: [Check]) -> Response {
+        let failed = checks.filter { $0.failure != nil }
+        var object: [String: Any] = ["status": failed.isEmpty ? "ready" : "not ready"]
+        object["checks"] = Dictionary(uniqueKeysWithValues: checks.map { ($0.name, $0.failure.map { "failed: \($0)" } ?? "ok") })
+        if !failed.isEmpty { object["failed"] = failed.map(\.name) }
+        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
+        var buffer = ByteBufferAllocator().buffer(capacity: data.count + 1)
+        buffer.writeBytes(data)
+        buffer.writeString("\n")
+        return Response(status: failed.isEmpty ? .ok : .serviceUnavailable,
+                        headers: [.contentType: "application/json", .cacheControl: "no-store"],
+                        body: ResponseBody(byteBuffer: buffer))
+    }
+}

@@ -1,0 +1,185 @@
+import Foundation
+import Hummingbird
+import KioskEditions
+import KioskModels
+import Logging
+import NIOCore
+import NIOPosix
+
+/// The publishers' HTTP endpoint, behind their own HTTP Basic credentials:
+///
+/// - `PUT /publish/{edicio_id}/{date}`: the body is a ZIP, tar or tar.gz of a publish folder
+///   (`issue.json` and the files it names, at the top or inside one folder). It is streamed to a file
+///   under the editions directory's `.staging/` with a size limit, unpacked safely and published exactly
+///   like `KioskServer publish`. `201` with a JSON summary; `400` for an unusable or unsafe archive,
+///   `413` over a limit, `422` when the issue itself is refused; every refusal lists what and where.
+/// - `DELETE /publish/{edicio_id}/{date}`: withdraws the issue (`200`, or `404` when none is visible).
+struct PublishEndpoint: Sendable {
+    let publisher: IssuePublisher
+    /// Largest upload body accepted.
+    var maxUploadBytes: Int64
+    /// The publisher's name for valid credentials, nil otherwise (e.g. `BasicAuthenticator.authenticate`).
+    var authenticate: @Sendable (Request) async -> String?
+    var logger: Logger = Logger(label: "kiosk.publish")
+
+    init(publisher: IssuePublisher, maxUploadBytes: Int64, logger: Logger = Logger(label: "kiosk.publish"),
+         authenticate: @escaping @Sendable (Request) async -> String?) {
+        self.publisher = publisher
+        self.maxUploadBytes = maxUploadBytes
+        self.logger = logger
+        self.authenticate = authenticate
+    }
+
+    func publish(_ request: Request, editionText: String?, dateText: String?) async throws -> Response {
+        guard let publisherName = await authenticate(request) else {
+            return Self.unauthorized(close: !(await Self.drain(request.body)))
+        }
+        guard let editionID = editionText.flatMap({ Int($0) }), editionID > 0 else {
+            return Self.text(.badRequest, "The edition in the URL must be a positive number: /publish/{edicio_id}/{YYYY-MM-DD}.\n",
+                             close: !(await Self.drain(request.body)))
+        }
+        guard let date = dateText.flatMap({ IssueDate($0) }) else {
+            return Self.text(.badRequest, "The date in the URL must be a real day written YYYY-MM-DD.\n",
+                             close: !(await Self.drain(request.body)))
+        }
+        if let declared = request.headers[.contentLength].flatMap({ Int64($0) }), declared > maxUploadBytes {
+            return Self.text(.contentTooLarge, "The upload is \(declared) bytes; the limit is \(maxUploadBytes) bytes.\n",
+                             close: !(await Self.drain(request.body)))
+        }
+        let directory = publisher.directory
+        let upload = try await Blocking.run { try directory.makeUploadFolder() }
+        do {
+            let (received, drained) = try await receive(request.body, into: upload)
+            guard received <= maxUploadBytes else {
+                upload.remove()
+                return Self.text(.contentTooLarge, "The upload is larger than the limit of \(maxUploadBytes) bytes.\n",
+                                 close: !drained)
+            }
+            let limits = ArchiveExtractor.Limits(publish: publisher.limits)
+            let folder: String
+            do {
+                folder = try await Blocking.run { try ArchiveExtractor.extract(archive: upload.archivePath, into: upload.treePath, limits: limits) }
+            } catch let rejected as PublishRejected {
+                upload.remove()
+                return Self.text(rejected.exceedsLimit ? .contentTooLarge : .badRequest, rejected.description + "\n")
+            }
+            let logger = self.logger
+            let result: PublishResult
+            do {
+                result = try await publisher.publish(editionID: editionID, date: date, from: folder)
+            } catch let rejected as PublishRejected {
+                upload.remove()
+                logger.notice("publish refused", metadata: ["publisher": .string(publisherName), "edition": .stringConvertible(editionID),
+                                                            "date": .stringConvertible(date), "problems": .stringConvertible(rejected.problems.count)])
+                return Self.text(.unprocessableContent, rejected.description + "\n")
+            }
+            upload.remove()
+            logger.notice("published over HTTP", metadata: ["publisher": .string(publisherName), "edition": .stringConvertible(editionID),
+                                                           "date": .stringConvertible(date), "revision": .stringConvertible(result.revision)])
+            return Self.json(.created, Self.summary(result))
+        } catch {
+            upload.remove()
+            throw error
+        }
+    }
+
+    func withdraw(_ request: Request, editionText: String?, dateText: String?) async throws -> Response {
+        guard let publisherName = await authenticate(request) else { return Self.unauthorized(close: false) }
+        guard let editionID = editionText.flatMap({ Int($0) }), editionID > 0, let date = dateText.flatMap({ IssueDate($0) }) else {
+            return Self.text(.badRequest, "Use /publish/{edicio_id}/{YYYY-MM-DD} with a positive edition number and a real day.\n")
+        }
+        let withdrawn = try await publisher.withdraw(editionID: editionID, date: date)
+        logger.notice("withdraw over HTTP", metadata: ["publisher": .string(publisherName), "edition": .stringConvertible(editionID),
+                                                      "date": .stringConvertible(date), "withdrawn": .stringConvertible(withdrawn)])
+        return Self.json(withdrawn ? .ok : .notFound,
+                         "{\"edition\": \(editionID), \"date\": \"\(date)\", \"withdrawn\": \(withdrawn)}\n")
+    }
+
+    /// Streams the body to the upload file in 1 MiB writes on the thread pool. Past the limit it stops
+    /// writing and discards up to 8 MiB more; `drained` tells whether the body was read to its end.
+    private func receive(_ body: RequestBody, into upload: EditionsDirectory.UploadFolder) async throws -> (Int64, drained: Bool) {
+        var pending = ByteBufferAllocator().buffer(capacity: 1 << 20)
+        var total: Int64 = 0
+        func flush(_ buffer: ByteBuffer) async throws {
+            guard buffer.readableBytes > 0 else { return }
+            try await NIOThreadPool.singleton.runIfActive {
+                try buffer.withUnsafeReadableBytes { try upload.append($0) }
+            }
+        }
+        for try await chunk in body {
+            total += Int64(chunk.readableBytes)
+            if total > maxUploadBytes + (8 << 20) { return (total, false) }
+            if total > maxUploadBytes { continue }
+            var chunk = chunk
+            pending.writeBuffer(&chunk)
+            if pending.readableBytes >= 1 << 20 {
+                try await flush(pending)
+                pending.clear()
+            }
+        }
+        if total <= maxUploadBytes { try await flush(pending) }
+        return (total, true)
+    }
+
+    static func summary(_ result: PublishResult) -> String {
+        func quote(_ text: String) -> String { "\"" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\"" }
+        return """
+            {"edition": \(result.editionID), "date": "\(result.date)", "revision": \(result.revision), \
+            "replaced_revision": \(result.replacedRevision.map(String.init) ?? "null"), "pages": \(result.pages), \
+            "bytes": \(result.bytes), "bundle": {"path": \(quote(result.bundle.path)), "size": \(result.bundle.size), \
+            "sha256": "\(result.bundle.sha256)"}, "seconds": \(String(format: "%.3f", result.seconds))}
+
+            """
+    }
+
+    /// Reads and discards what is left of a refused request's body, up to 8 MiB, so that the answer reaches
+    /// a client still sending and the connection stays usable. False when more was left: close instead.
+    static func drain(_ body: RequestBody, upTo limit: Int = 8 << 20) async -> Bool {
+        var drained = 0
+        do {
+            for try await chunk in body {
+                drained += chunk.readableBytes
+                if drained > limit { return false }
+            }
+            return true
+        } catch {
+            return false
+        }
+    }
+
+    static func unauthorized(close: Bool) -> Response {
+        var response = text(.unauthorized, "Publisher credentials are required (HTTP Basic).\n", close: close)
+        response.headers[.wwwAuthenticate] = "Basic realm=\"kiosk publishers\""
+        return response
+    }
+
+    /// A plain-text answer; `close` when the request body may be left unread (the connection is not reused).
+    static func text(_ status: HTTPResponse.Status, _ message: String, close: Bool = false) -> Response {
+        var buffer = ByteBufferAllocator().buffer(capacity: message.utf8.count)
+        buffer.writeString(message)
+        var headers: HTTPFields = [.contentType: "text/plain; charset=utf-8"]
+        if close { headers[.connection] = "close" }
+        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: buffer))
+    }
+
+    static func json(_ status: HTTPResponse.Status, _ body: String) -> Response {
+        var buffer = ByteBufferAllocator().buffer(capacity: body.utf8.count)
+        buffer.writeString(body)
+        return Response(status: status, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: buffer))
+    }
+}
+
+/// Adds `PUT` and `DELETE /publish/{edicio_id}/{date}`, answered by the endpoint `endpoint` returns for
+/// the request's context (nil: publishing over HTTP is off, `404`).
+func addPublishRoutes<Context: RequestContext>(
+    to router: Router<Context>, endpoint: @escaping @Sendable (Context) -> PublishEndpoint?
+) {
+    router.put("publish/{edicio_id}/{date}") { request, context in
+        guard let endpoint = endpoint(context) else { return PublishEndpoint.text(.notFound, "Publishing over HTTP is not enabled.\n", close: true) }
+        return try await endpoint.publish(request, editionText: context.parameters.get("edicio_id"), dateText: context.parameters.get("date"))
+    }
+    router.delete("publish/{edicio_id}/{date}") { request, context in
+        guard let endpoint = endpoint(context) else { return PublishEndpoint.text(.notFound, "Publishing over HTTP is not enabled.\n") }
+        return try await endpoint.withdraw(request, editionText: context.parameters.get("edicio_id"), dateText: context.parameters.get("date"))
+    }
+}

@@ -1,0 +1,138 @@
+import Hummingbird
+import HummingbirdCore
+import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+import Prometheus
+
+/// Counts every HTTP request by route pattern, method and status, times it, keeps the in-flight gauge,
+/// and for signed-link files (`links.prefix`) counts downloads started and completed and the body bytes
+/// actually written, by wrapping the response body: `FileDelivery` is not touched.
+///
+/// It runs after `RuntimeMiddleware` (it reads the links prefix of the runtime pinned to the request).
+struct HTTPMetricsMiddleware: RouterMiddleware {
+    typealias Context = KioskRequestContext
+    let metrics: KioskMetrics
+
+    func handle(_ request: Request, context: Context,
+                next: (Request, Context) async throws -> Response) async throws -> Response {
+        let start = ContinuousClock.now
+        let inFlight = InFlight(metrics.httpRequestsInFlight)
+        let method = request.method.rawValue
+        var response: Response
+        do {
+            response = try await next(request, context)
+        } catch {
+            let status = (error as? any HTTPResponseError)?.status.code ?? 500
+            metrics.observeHTTP(route: context.endpointPath ?? "unmatched", method: method, status: status,
+                                duration: start.duration(to: .now))
+            inFlight.end()
+            throw error
+        }
+        let status = response.status.code
+        metrics.observeHTTP(route: context.endpointPath ?? "unmatched", method: method, status: status,
+                            duration: start.duration(to: .now))
+
+        var file: KioskMetrics.FileKind?
+        if request.method == .get, status == 200 || status == 206, response.body.contentLength != 0,
+           let prefix = context.runtime?.configuration.links.prefix, request.uri.path.hasPrefix(prefix + "/") {
+            file = KioskMetrics.FileKind(path: request.uri.path)
+            metrics.fileDownloadStarted(file!)
+        }
+        let metrics = self.metrics
+        let body = response.body
+        response.body = ResponseBody(contentLength: body.contentLength) { [file] writer in
+            defer { inFlight.end() }
+            let counting = CountingBodyWriter(base: writer) { bytes in
+                if let file { metrics.fileBytesSent(file, bytes) }
+            } finished: {
+                if let file { metrics.fileDownloadCompleted(file) }
+            }
+            try await body.write(counting)
+        }
+        return response
+    }
+}
+
+/// Decrements the in-flight gauge once: when the body is written, or when the response is dropped
+/// without being written (connection gone), whichever comes first.
+private final class InFlight: Sendable {
+    private let gauge: Gauge
+    private let done = NIOLockedValueBox(false)
+
+    init(_ gauge: Gauge) {
+        self.gauge = gauge
+        gauge.increment()
+    }
+
+    func end() {
+        let first = done.withLockedValue { done in
+            defer { done = true }
+            return !done
+        }
+        if first { gauge.decrement() }
+    }
+
+    deinit { end() }
+}
+
+/// Passes every buffer on and reports how many bytes went through, then the finish.
+struct CountingBodyWriter: ResponseBodyWriter {
+    var base: any ResponseBodyWriter
+    let sent: @Sendable (Int) -> Void
+    let finished: @Sendable () -> Void
+
+    init(base: any ResponseBodyWriter, sent: @escaping @Sendable (Int) -> Void, finished: @escaping @Sendable () -> Void) {
+        self.base = base
+        self.sent = sent
+        self.finished = finished
+    }
+
+    mutating func write(_ buffer: ByteBuffer) async throws {
+        let count = buffer.readableBytes
+        try await base.write(buffer)
+        sent(count)
+    }
+
+    mutating func write(contentsOf buffers: some Sequence<ByteBuffer>) async throws {
+        for buffer in buffers { try await write(buffer) }
+    }
+
+    consuming func finish(_ trailingHeaders: HTTPFields?) async throws {
+        try await base.finish(trailingHeaders)
+        finished()
+    }
+}
+
+// MARK: Open connections
+
+/// Wraps a server child channel so that the connection gauge counts every connection for as long as
+/// it is handled (Hummingbird runs `handle(value:logger:)` once per connection, for its whole life,
+/// keep-alive and idle time included).
+struct ConnectionCountingChannel<Base: ServerChildChannel>: ServerChildChannel {
+    typealias Value = Base.Value
+    let base: Base
+    let metrics: KioskMetrics
+
+    func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
+        base.setup(channel: channel, logger: logger)
+    }
+
+    func handle(value: Value, logger: Logger) async {
+        metrics.httpConnectionsTotal.increment()
+        metrics.httpConnectionsOpen.increment()
+        defer { metrics.httpConnectionsOpen.decrement() }
+        await base.handle(value: value, logger: logger)
+    }
+}
+
+extension HTTPServerBuilder {
+    /// HTTP/1.1 like `.http1(configuration:)`, counting connections into `metrics` when given
+    /// (TLS, when configured, wraps this builder, so TLS connections are counted too).
+    static func http1(configuration: HTTP1Channel.Configuration, countingConnectionsIn metrics: KioskMetrics?) -> HTTPServerBuilder {
+        guard let metrics else { return .http1(configuration: configuration) }
+        return HTTPServerBuilder { responder in
+            ConnectionCountingChannel(base: HTTP1Channel(responder: responder, configuration: configuration), metrics: metrics)
+        }
+    }
+}

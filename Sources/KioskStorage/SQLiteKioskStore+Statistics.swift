@@ -1,0 +1,183 @@
+import GRDB
+import KioskModels
+
+/// What `KioskServer stats` asks for. Days are UTC; both ends are included; nil is unbounded.
+public struct StatisticsQuery: Sendable, Hashable {
+    public var from: IssueDate?
+    public var to: IssueDate?
+    public var appKey: String?
+    public var editionID: Int?
+    /// How many issues `topIssues` lists.
+    public var topIssues: Int
+    public init(from: IssueDate? = nil, to: IssueDate? = nil, appKey: String? = nil, editionID: Int? = nil, topIssues: Int = 10) {
+        self.from = from; self.to = to; self.appKey = appKey; self.editionID = editionID; self.topIssues = topIssues
+    }
+}
+
+/// Downloads (successful `getEdicio` calls) and demo use over a range of days.
+public struct KioskStatistics: Sendable, Hashable {
+    public struct EditionDay: Sendable, Hashable {
+        public var editionID: Int
+        public var editionName: String
+        /// The UTC day of the downloads.
+        public var day: IssueDate
+        public var downloads: Int
+        public init(editionID: Int, editionName: String, day: IssueDate, downloads: Int) {
+            self.editionID = editionID; self.editionName = editionName; self.day = day; self.downloads = downloads
+        }
+    }
+
+    public struct AppDownloads: Sendable, Hashable {
+        public var appKey: String
+        public var appName: String
+        public var downloads: Int
+        public init(appKey: String, appName: String, downloads: Int) {
+            self.appKey = appKey; self.appName = appName; self.downloads = downloads
+        }
+    }
+
+    public struct OSDownloads: Sendable, Hashable {
+        /// As the app sent it; may be empty.
+        public var os: String
+        public var downloads: Int
+        public init(os: String, downloads: Int) { self.os = os; self.downloads = downloads }
+    }
+
+    public struct IssueDownloads: Sendable, Hashable {
+        public var editionID: Int
+        public var editionName: String
+        /// The issue's date.
+        public var date: IssueDate
+        public var downloads: Int
+        public init(editionID: Int, editionName: String, date: IssueDate, downloads: Int) {
+            self.editionID = editionID; self.editionName = editionName; self.date = date; self.downloads = downloads
+        }
+    }
+
+    /// Demo use on one app: grants made in the range, by how many devices, how many were spent on an
+    /// issue, and how many of those devices converted: signed in afterwards (on the same app and
+    /// device) as a user who has a subscription.
+    public struct DemoUse: Sendable, Hashable {
+        public var appKey: String
+        public var appName: String
+        public var devices: Int
+        public var grants: Int
+        public var used: Int
+        public var converted: Int
+        public init(appKey: String, appName: String, devices: Int, grants: Int, used: Int, converted: Int) {
+            self.appKey = appKey; self.appName = appName; self.devices = devices; self.grants = grants
+            self.used = used; self.converted = converted
+        }
+        /// `converted / devices`, 0 when no device used a demo.
+        public var conversionRate: Double { devices == 0 ? 0 : Double(converted) / Double(devices) }
+    }
+
+    public var query: StatisticsQuery
+    public var totalDownloads: Int
+    /// By day, then edition.
+    public var byEditionAndDay: [EditionDay]
+    /// Most downloads first.
+    public var byApp: [AppDownloads]
+    /// Most downloads first.
+    public var byOS: [OSDownloads]
+    /// By app key.
+    public var demos: [DemoUse]
+    /// Most downloaded issues first (ties: edition, then date).
+    public var topIssues: [IssueDownloads]
+}
+
+extension SQLiteKioskStore {
+    /// Statistics from the per-day download counts (kept by triggers, see the `v3` migration) and the
+    /// demo tables, read in one snapshot.
+    ///
+    /// With `editionID`, demo use counts only grants spent on that edition, and a conversion needs a
+    /// subscription to it.
+    public func statistics(_ query: StatisticsQuery) async throws -> KioskStatistics {
+        try await pool.read { db in
+            var conditions: [String] = []
+            var arguments: StatementArguments = []
+            if let from = query.from { conditions.append("c.day >= ?"); arguments += [from.daysSinceEpoch] }
+            if let to = query.to { conditions.append("c.day <= ?"); arguments += [to.daysSinceEpoch] }
+            if let app = query.appKey { conditions.append("c.app_key = ?"); arguments += [app] }
+            if let edition = query.editionID { conditions.append("c.edition_id = ?"); arguments += [edition] }
+            let filter = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
+
+            let total = try Int.fetchOne(db, sql: "SELECT COALESCE(SUM(c.count), 0) FROM download_counts c \(filter)",
+                                         arguments: arguments) ?? 0
+
+            let byEditionAndDay = try Row.fetchAll(db, sql: """
+                SELECT c.edition_id, COALESCE(e.name, ''), c.day, SUM(c.count)
+                FROM download_counts c LEFT JOIN editions e ON e.id = c.edition_id
+                \(filter)
+                GROUP BY c.day, c.edition_id ORDER BY c.day, c.edition_id
+                """, arguments: arguments).map { row in
+                KioskStatistics.EditionDay(editionID: row[0], editionName: row[1],
+                                           day: IssueDate(daysSinceEpoch: row[2]), downloads: row[3])
+            }
+
+            let byApp = try Row.fetchAll(db, sql: """
+                SELECT c.app_key, COALESCE(a.name, ''), SUM(c.count) AS n
+                FROM download_counts c LEFT JOIN apps a ON a.key = c.app_key
+                \(filter)
+                GROUP BY c.app_key ORDER BY n DESC, c.app_key
+                """, arguments: arguments).map { row in
+                KioskStatistics.AppDownloads(appKey: row[0], appName: row[1], downloads: row[2])
+            }
+
+            let byOS = try Row.fetchAll(db, sql: """
+                SELECT c.os, SUM(c.count) AS n FROM download_counts c
+                \(filter)
+                GROUP BY c.os ORDER BY n DESC, c.os
+                """, arguments: arguments).map { row in
+                KioskStatistics.OSDownloads(os: row[0], downloads: row[1])
+            }
+
+            let topIssues = try Row.fetchAll(db, sql: """
+                SELECT c.edition_id, COALESCE(e.name, ''), c.date, SUM(c.count) AS n
+                FROM download_counts c LEFT JOIN editions e ON e.id = c.edition_id
+                \(filter)
+                GROUP BY c.edition_id, c.date ORDER BY n DESC, c.edition_id, c.date LIMIT ?
+                """, arguments: arguments + [max(0, query.topIssues)]).compactMap { row -> KioskStatistics.IssueDownloads? in
+                guard let date = IssueDate(row[2] as String) else { return nil }
+                return KioskStatistics.IssueDownloads(editionID: row[0], editionName: row[1], date: date, downloads: row[3])
+            }
+
+            var demoConditions: [String] = []
+            var demoArguments: StatementArguments = []
+            if let from = query.from { demoConditions.append("g.granted_at >= ?"); demoArguments += [Int64(from.daysSinceEpoch) * 86_400] }
+            if let to = query.to { demoConditions.append("g.granted_at < ?"); demoArguments += [Int64(to.daysSinceEpoch + 1) * 86_400] }
+            if let app = query.appKey { demoConditions.append("g.app_key = ?"); demoArguments += [app] }
+            if let edition = query.editionID { demoConditions.append("g.edition_id = ?"); demoArguments += [edition] }
+            let demoFilter = demoConditions.isEmpty ? "" : "WHERE " + demoConditions.joined(separator: " AND ")
+            let subscriptionFilter = query.editionID == nil ? "" : "AND s.edition_id = ?"
+            if let edition = query.editionID { demoArguments += [edition] }
+            let demos = try Row.fetchAll(db, sql: """
+                WITH demo AS (
+                    SELECT g.app_key, g.device_key, MIN(g.granted_at) AS first_grant,
+                           COUNT(*) AS grants, COUNT(g.used_at) AS used
+                    FROM demo_grants g
+                    \(demoFilter)
+                    GROUP BY g.app_key, g.device_key
+                )
+                SELECT d.app_key, COALESCE(a.name, ''), COUNT(*), SUM(d.grants), SUM(d.used),
+                       SUM(EXISTS (
+                           SELECT 1 FROM identities i
+                           WHERE i.app_key = d.app_key AND i.device_key = d.device_key AND i.user_id != 0
+                             AND i.last_seen >= d.first_grant
+                             AND EXISTS (SELECT 1 FROM subscriptions s WHERE s.user_id = i.user_id \(subscriptionFilter))))
+                FROM demo d LEFT JOIN apps a ON a.key = d.app_key
+                GROUP BY d.app_key ORDER BY d.app_key
+                """, arguments: demoArguments).map { row in
+                KioskStatistics.DemoUse(appKey: row[0], appName: row[1], devices: row[2], grants: row[3], used: row[4], converted: row[5])
+            }
+
+            return KioskStatistics(query: query, totalDownloads: total, byEditionAndDay: byEditionAndDay,
+                                   byApp: byApp, byOS: byOS, demos: demos, topIssues: topIssues)
+        }
+    }
+
+    /// Proves the database answers: reads the catalogue (`GET /readyz`).
+    public func ping() async throws {
+        _ = try await pool.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM apps") }
+    }
+}
