@@ -9,6 +9,8 @@ import KioskModels
 public final class SQLiteKioskStore: KioskStore {
     public let pool: DatabasePool
     public let path: String
+    /// Download rows share transactions under load (`getEdicio` records one per call).
+    private let downloads: GroupCommit<DownloadRecord>
 
     /// Opens (creating if needed) and migrates the database at `path`.
     /// `busyTimeout` bounds how long a request waits for a lock before failing.
@@ -23,6 +25,15 @@ public final class SQLiteKioskStore: KioskStore {
         self.path = path
         self.pool = try DatabasePool(path: path, configuration: configuration)
         try KioskSchema.migrator.migrate(pool)
+        self.downloads = GroupCommit(writer: pool) { db, download in
+            try db.cachedStatement(sql: """
+                INSERT INTO downloads (edition_id, date, app_key, identity_key, user_id, claimed_user_id,
+                                       device_key, os, time)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """).execute(arguments: [download.editionID, download.date.description, download.appKey,
+                                         download.identityKey, download.userID, download.claimedUserID,
+                                         download.deviceKey, download.os, download.time])
+        }
     }
 
     /// Reads on the calling task's thread. A read of hot pages takes microseconds and never waits for
@@ -205,15 +216,7 @@ public final class SQLiteKioskStore: KioskStore {
     }
 
     public func recordDownload(_ download: DownloadRecord) async throws {
-        try await pool.write { db in
-            try db.cachedStatement(sql: """
-                INSERT INTO downloads (edition_id, date, app_key, identity_key, user_id, claimed_user_id,
-                                       device_key, os, time)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """).execute(arguments: [download.editionID, download.date.description, download.appKey,
-                                         download.identityKey, download.userID, download.claimedUserID,
-                                         download.deviceKey, download.os, download.time])
-        }
+        try await downloads.submit(download)
     }
 
     // MARK: Demos
