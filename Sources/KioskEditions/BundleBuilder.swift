@@ -23,7 +23,7 @@ public struct BundleEntry: Sendable, Hashable {
 public struct BundleOptions: Sendable, Hashable {
     /// zlib level for entries that are deflated.
     public var compressionLevel: Int32 = 6
-    /// An entry is deflated only when that saves at least this fraction of its size.
+    /// An entry is deflated only when that saves at least this fraction of its size (1: store everything).
     public var minimumSaving: Double = 0.05
     /// The first block of each entry is deflated to decide whether the entry pays.
     public var probeBytes = 64 << 10
@@ -150,7 +150,7 @@ public enum BundleBuilder {
         func load(alwaysStore: Bool) throws {
             crc = UInt32(crc32(0, input.baseAddress!.assumingMemoryBound(to: Bytef.self), uInt(size)))
             packedCount = nil
-            guard !alwaysStore, size > 0 else { return }
+            guard !alwaysStore, size > 0, options.minimumSaving < 1 else { return }
             let options = self.options
             packedCount = try deflater.compressProbing(input.baseAddress!, count: size, probe: options.probeBytes,
                                                        into: packed.baseAddress!, capacity: packed.count) {
@@ -289,7 +289,7 @@ public enum BundleBuilder {
             let name = Array(entry.name.utf8)
             let deflater = try Deflater(level: options.compressionLevel)
             var method: UInt16 = 0
-            if !entry.alwaysStore {
+            if !entry.alwaysStore && options.minimumSaving < 1 {
                 let probe = min(Int(size), options.probeBytes, chunk.count)
                 let read = try source.read(into: chunk.baseAddress!, count: probe, at: 0)
                 guard read == probe else { throw ZipError.changed(entry.source) }

@@ -26,7 +26,7 @@ import Testing
 
     @Test func readyWhenDatabaseEditionsAndConfigurationAreThere() async throws {
         let kiosk = try await TestKiosk()
-        try FileManager.default.createDirectory(atPath: kiosk.configuration.server.editions, withIntermediateDirectories: true)
+        let before = try FileManager.default.contentsOfDirectory(atPath: kiosk.configuration.server.editions)
         let answers = try await kiosk.withServer { port in try await Self.get(port, ["/healthz", "/readyz"]) }.value as! [[Any]]
         #expect(answers[0][0] as! Int == 200)
         #expect(answers[0][2] as! String == "ok\n")
@@ -37,14 +37,15 @@ import Testing
         #expect(body["checks"] as? [String: String] == ["database": "ok", "editions": "ok", "configuration": "ok"])
         #expect(body["failed"] == nil)
         // The probe leaves nothing behind.
-        #expect(try FileManager.default.contentsOfDirectory(atPath: kiosk.configuration.server.editions) == [])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: kiosk.configuration.server.editions) == before)
     }
 
     @Test func notReadyNamesWhatFailed() async throws {
-        // The editions directory is a plain file: nothing can be created in it.
-        let blocker = temporaryDirectory().path
+        // The editions directory is replaced by a plain file (e.g. a lost mount): nothing can be created in it.
+        let kiosk = try await TestKiosk()
+        let blocker = kiosk.configuration.server.editions
+        try FileManager.default.removeItem(atPath: blocker)
         #expect(FileManager.default.createFile(atPath: blocker, contents: Data("not a directory".utf8)))
-        let kiosk = try await TestKiosk { $0.server.editions = blocker }
         let editions = (try await kiosk.withServer { port in try await Self.get(port, ["/readyz"]) }.value as! [[Any]])[0]
         #expect(editions[0] as! Int == 503)
         let body = try Self.json(editions[2])

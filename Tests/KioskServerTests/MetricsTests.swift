@@ -197,11 +197,14 @@ import Testing
     @Test func fileDownloadsAndBytesSentThroughTheRealDelivery() async throws {
         let fixture = try await FileDeliveryTests.Fixture()
         let metered = try await MeteredKiosk()
-        let router = buildRouter(runtime: metered.kiosk.runtime, metrics: metered.metrics)
         var delivery = FileDelivery(directory: fixture.directory, links: fixture.links(.kiosk))
         delivery.now = { FileDeliveryTests.now }
         delivery.chunkSize = 16 << 10
-        addFileDeliveryRoutes(to: router, delivery: delivery)
+        let current = metered.kiosk.runtime.runtime
+        metered.kiosk.runtime.replace(with: KioskRuntime(
+            configuration: current.configuration, environment: current.environment, dispatcher: current.dispatcher,
+            apiClients: current.apiClients, publishers: current.publishers, delivery: delivery, publishing: current.publishing))
+        let router = buildRouter(runtime: metered.kiosk.runtime, metrics: metered.metrics)
         let app = Application(router: router, logger: Logger(label: "test"))
 
         let bundle = "1/2025-06-30/r1/1-2025-06-30.zip", page = "1/2025-06-30/r1/jpgA/001.jpg"

@@ -22,7 +22,8 @@ import XMLRPC
         }
         kiosk.runtime.replace(with: KioskRuntime(
             configuration: current.configuration, environment: current.environment, dispatcher: dispatcher,
-            apiClients: current.apiClients, publishers: current.publishers))
+            apiClients: current.apiClients, publishers: current.publishers,
+            delivery: current.delivery, publishing: current.publishing))
         return kiosk
     }
 

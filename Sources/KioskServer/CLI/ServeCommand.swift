@@ -44,9 +44,13 @@ struct ServeCommand: AsyncParsableCommand {
         let secrets = try Secrets.load(configuration: configuration, databasePath: configuration.server.database, logger: logger)
         let metrics = KioskMetrics()
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: metrics.registry))   // once per process: here
-        var factory = RuntimeFactory(store: store, secrets: secrets, logger: logger)
+        let editions = try EditionsServices(configuration: configuration, store: store, logger: logger)
+        try await editions.cleanUp()
+        try await editions.publishSamplesIfEmpty(configuration)
+        var factory = RuntimeFactory(store: store, editions: editions, secrets: secrets, logger: logger)
         factory.metrics = metrics
         let runtime = RuntimeBox(try factory.makeRuntime(configuration))
+        let runtimeFactory = factory
         try await StartupChecks.warnAboutDevelopmentCredentials(configuration, logger: logger)
 
         let reloader = ConfigurationReloader(options: options, host: configuration.server.host,
@@ -58,6 +62,12 @@ struct ServeCommand: AsyncParsableCommand {
             metrics: metrics, services: [reloader],
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? server.port
+                if server.port == 0, server.publicURL == nil {
+                    // Links carry the port: once a free one is picked, hand out that one.
+                    var bound = runtime.runtime.configuration
+                    bound.server.port = port
+                    if let rebuilt = try? runtimeFactory.makeRuntime(bound) { runtime.replace(with: rebuilt) }
+                }
                 logger.notice("Kiosk listening", metadata: [
                     "rpc": .string("http\(server.tls == nil ? "" : "s")://\(server.host):\(port)/RPC2"),
                     "database": .string(server.database),
@@ -85,7 +95,7 @@ struct ConfigurationReloader: Service {
             do {
                 var configuration = try options.loadConfiguration()
                 configuration.server.host = host
-                configuration.server.port = port
+                configuration.server.port = runtime.runtime.configuration.server.port   // the bound one
                 let changes = try await factory.store.syncCatalogue(configuration.catalogue, dryRun: false)
                 runtime.replace(with: try factory.makeRuntime(configuration))
                 factory.metrics?.configurationReloaded(ok: true)

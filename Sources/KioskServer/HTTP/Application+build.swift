@@ -17,6 +17,9 @@ func buildRouter(runtime: RuntimeBox, metrics: KioskMetrics? = nil) -> Router<Ki
     if let metrics { MetricsController(metrics: metrics).addRoutes(to: router) }
     RPCController().addRoutes(to: router)
     SSOController().addRoutes(to: router)
+    // The prefix is fixed at start; the delivery and endpoint follow reloads through the request's runtime.
+    addFileDeliveryRoutes(to: router, prefix: runtime.runtime.configuration.links.prefix) { $0.runtime.delivery }
+    addPublishRoutes(to: router) { $0.runtime.publishing }
     return router
 }
 

@@ -10,6 +10,10 @@ struct KioskRuntime: Sendable {
     let dispatcher: XMLRPCDispatcher<KioskRequestContext>
     let apiClients: BasicAuthenticator
     let publishers: BasicAuthenticator
+    /// Signed file links (`links.prefix`).
+    let delivery: FileDelivery
+    /// `PUT`/`DELETE /publish/…`.
+    let publishing: PublishEndpoint
 }
 
 /// The runtime in force; requests read it once, reloads swap it.

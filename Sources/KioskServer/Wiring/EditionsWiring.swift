@@ -1,28 +1,70 @@
+import Foundation
+import KioskEditions
 import KioskModels
 import KioskStorage
 import Logging
 
-/// Links and bundles for the runtime. Until the editions layer lands, links point at the files unsigned
-/// and bundles are not built.
-enum EditionsWiring {
-    struct Delivery {
-        var links: any LinkSigning
-        var bundles: any IssueBundles
+/// The editions layer as the server uses it: one editions directory and one bundle service per process
+/// (its in-flight builds outlive configuration reloads), and per configuration the link format,
+/// file delivery and publishing endpoint.
+struct EditionsServices: Sendable {
+    let directory: EditionsDirectory
+    let bundles: BundleService
+    let store: SQLiteKioskStore
+    let logger: Logger
+
+    init(configuration: KioskConfiguration, store: SQLiteKioskStore, logger: Logger) throws {
+        self.directory = try EditionsDirectory(path: configuration.server.editions)
+        self.bundles = BundleService(directory: directory, registry: store, logger: logger)
+        self.store = store
+        self.logger = logger
     }
 
-    static func make(configuration: KioskConfiguration, secrets: Secrets, store: SQLiteKioskStore,
-                     logger: Logger) throws -> Delivery {
-        Delivery(links: PlainLinks(base: configuration.publicURL + configuration.links.prefix), bundles: NoBundles())
+    func links(_ configuration: KioskConfiguration, secrets: Secrets) -> SignedLinks {
+        SignedLinks(format: LinkFormat(rawValue: configuration.links.format) ?? .kiosk, secret: secrets.linkSecret,
+                    prefix: configuration.links.prefix, baseURL: configuration.publicURL,
+                    lifetimeSeconds: Int64(configuration.links.lifetimeSeconds))
     }
 
-    struct PlainLinks: LinkSigning {
-        let base: String
-        func link(to relativePath: String, now: Int64) -> String { base + "/" + relativePath }
+    func publisher() -> IssuePublisher {
+        let store = self.store
+        return IssuePublisher(directory: directory, registry: store,
+                              publicationName: { try await store.publicationName(id: $0) }, logger: logger)
     }
 
-    struct NoBundles: IssueBundles {
-        func bundle(for contents: IssueContents, offered: OfferedEdition) async throws -> BundleInfo {
-            BundleInfo(path: "", size: 0, sha256: "")
+    /// Publishes the sample issues of `configuration.server.samples` into an empty database
+    /// (the embedded default a fresh clone starts with).
+    func publishSamplesIfEmpty(_ configuration: KioskConfiguration) async throws {
+        guard let samples = configuration.server.samples, try await store.storedRevisions().isEmpty else { return }
+        let publisher = publisher()
+        for (editionID, date, folder) in SampleIssues.find(in: samples) {
+            let result = try await publisher.publish(editionID: editionID, date: date, from: folder)
+            logger.info("published sample issue", metadata: [
+                "edition": .stringConvertible(editionID), "date": .string(date.description),
+                "pages": .stringConvertible(result.pages)])
         }
+    }
+
+    /// Removes what a crash may have left: staging folders, temporary bundles, unreferenced revisions.
+    func cleanUp() async throws {
+        _ = try await directory.cleanUp(registry: store, logger: logger)
+    }
+}
+
+/// Sample publish folders laid out as `<edition>/<YYYY-MM-DD>/issue.json`.
+enum SampleIssues {
+    static func find(in root: String) -> [(editionID: Int, date: IssueDate, folder: String)] {
+        let files = FileManager.default
+        var found: [(Int, IssueDate, String)] = []
+        for edition in (try? files.contentsOfDirectory(atPath: root)) ?? [] {
+            guard let editionID = Int(edition) else { continue }
+            for day in (try? files.contentsOfDirectory(atPath: root + "/" + edition)) ?? [] {
+                let folder = root + "/" + edition + "/" + day
+                if let date = IssueDate(day), files.fileExists(atPath: folder + "/issue.json") {
+                    found.append((editionID, date, folder))
+                }
+            }
+        }
+        return found.sorted { ($0.0, $0.1) < ($1.0, $1.1) }
     }
 }

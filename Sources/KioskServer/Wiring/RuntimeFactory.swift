@@ -1,4 +1,5 @@
 import Foundation
+import KioskEditions
 import KioskModels
 import KioskRPC
 import KioskStorage
@@ -8,6 +9,7 @@ import XMLRPC
 /// Builds a `KioskRuntime` from a configuration: the one place where the parts are wired together.
 struct RuntimeFactory: Sendable {
     let store: SQLiteKioskStore
+    let editions: EditionsServices
     let secrets: Secrets
     let logger: Logger
     /// Unix seconds; tests may move it.
@@ -22,10 +24,12 @@ struct RuntimeFactory: Sendable {
             signInPolicy: SignInPolicy(maxFailures: configuration.signIn.maxFailures,
                                        windowSeconds: configuration.signIn.windowSeconds),
             now: now)
-        let delivery = try EditionsWiring.make(configuration: configuration, secrets: secrets, store: store, logger: logger)
+        let links = editions.links(configuration, secrets: secrets)
+        var delivery = FileDelivery(directory: editions.directory, links: links)
+        delivery.now = now
         let environment = KioskRPCEnvironment(
-            service: service, links: delivery.links,
-            bundles: metrics.map { InstrumentedIssueBundles(delivery.bundles, metrics: $0) as any IssueBundles } ?? delivery.bundles,
+            service: service, links: links,
+            bundles: metrics.map { InstrumentedIssueBundles(editions.bundles, metrics: $0) as any IssueBundles } ?? editions.bundles,
             webKiosks: configuration.webKiosks, webKioskTokens: WebKioskTokenSigner(secret: secrets.webKioskKey),
             webKioskTokenLifetime: configuration.webKioskTokenLifetimeSeconds)
         var dispatcher = XMLRPCDispatcher<KioskRequestContext>()
@@ -37,9 +41,13 @@ struct RuntimeFactory: Sendable {
         if let metrics {
             dispatcher.observer = { method, fault, seconds in metrics.observeXMLRPC(method: method, faultCode: fault?.code, seconds: seconds) }
         }
+        let publishers = BasicAuthenticator(accounts: configuration.publishers)
+        let publishing = PublishEndpoint(publisher: editions.publisher(),
+                                         maxUploadBytes: Int64(configuration.limits.maxUploadBytes), logger: logger,
+                                         authenticate: { await publishers.authenticate($0) })
         return KioskRuntime(
             configuration: configuration, environment: environment, dispatcher: dispatcher,
-            apiClients: BasicAuthenticator(accounts: configuration.apiClients),
-            publishers: BasicAuthenticator(accounts: configuration.publishers))
+            apiClients: BasicAuthenticator(accounts: configuration.apiClients), publishers: publishers,
+            delivery: delivery, publishing: publishing)
     }
 }

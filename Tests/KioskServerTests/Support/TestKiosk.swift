@@ -13,6 +13,7 @@ struct TestKiosk {
     var configuration: KioskConfiguration
     let store: SQLiteKioskStore
     let factory: RuntimeFactory
+    let editions: EditionsServices
     let runtime: RuntimeBox
     /// The test's clock (Unix seconds); starts at 2025-06-01 12:00 UTC.
     let clock: TestClock
@@ -36,7 +37,9 @@ struct TestKiosk {
                                        logger: nil)
         let clock = TestClock(1_748_779_200)
         self.clock = clock
-        var factory = RuntimeFactory(store: store, secrets: secrets, logger: Logger(label: "test"))
+        let editions = try EditionsServices(configuration: configuration, store: store, logger: Logger(label: "test"))
+        self.editions = editions
+        var factory = RuntimeFactory(store: store, editions: editions, secrets: secrets, logger: Logger(label: "test"))
         factory.now = { clock.now }
         self.factory = factory
         runtime = RuntimeBox(try factory.makeRuntime(configuration))
@@ -60,23 +63,10 @@ struct TestKiosk {
         return id
     }
 
-    /// Makes an issue visible with `pages` pages (rows only; files are the editions layer's business).
+    /// Publishes an issue of `pages` generated (small, well-formed) pages through the real publisher.
     func addIssue(edition: Int, date: String, pages: Int = 3) async throws {
-        try await store.pool.write { db in
-            try db.execute(sql: "INSERT OR IGNORE INTO sections (id, name) VALUES (1, 'Portada'), (2, 'Esports')")
-            try db.execute(sql: """
-                INSERT INTO issues (edition_id, date, revision, page_count, published_at) VALUES (?, ?, 1, ?, 0)
-                """, arguments: [edition, date, pages])
-            for number in 1...pages {
-                let base = "\(edition)/\(date)/r1"
-                let n = String(format: "%03d", number)
-                try db.execute(sql: """
-                    INSERT INTO pages (edition_id, date, number, section_id, pdf_path, jpg_path, jpga_path)
-                    VALUES (?, ?, ?, ?, ?, ?, ?)
-                    """, arguments: [edition, date, number, number == 1 ? 1 : 2,
-                                     "\(base)/pdf/\(n).pdf", "\(base)/jpg/\(n).jpg", "\(base)/jpgA/\(n).jpg"])
-            }
-        }
+        let folder = try FileDeliveryTests.Fixture.writeIssue(directory.path + "/in-\(edition)-\(date)", pages: pages)
+        _ = try await editions.publisher().publish(editionID: edition, date: IssueDate(date)!, from: folder)
     }
 
     static var repositoryRoot: String {
