@@ -35,7 +35,7 @@ public struct PublishRejected: Error, Sendable, CustomStringConvertible {
 }
 
 /// The publish folder's manifest, `issue.json`: the issue's sections and, for each page, its number,
-/// section and three files (paths relative to the folder). See `Docs/publishing.md`.
+/// section and three files (paths relative to the folder). See README.md, "Publishing".
 ///
 /// ```json
 /// {
