@@ -55,7 +55,7 @@ struct BenchmarkDataset: Decodable {
     }
 
     /// Publishes the data set's issues into an empty database (rows only: the files are already in place).
-    func importIssues(into store: SQLiteKioskStore, logger: (String) -> Void) async throws {
+    func importIssues(into store: SQLiteKioskStore, editions: String, logger: (String) -> Void) async throws {
         guard try await store.storedRevisions().isEmpty else { return }
         let sectionNames = Dictionary(uniqueKeysWithValues: sections.map { ($0.id, $0.name) })
         let pagesByIssue = Dictionary(grouping: pages) { "\($0.edition_id)/\($0.date)" }
@@ -63,6 +63,11 @@ struct BenchmarkDataset: Decodable {
             let pages = (pagesByIssue["\(issue.edition_id)/\(issue.date)"] ?? []).map {
                 PublishedPage(number: $0.number, section: Section(id: $0.section_id, name: sectionNames[$0.section_id] ?? ""),
                               files: PageFiles(pdf: $0.pdf_path, jpg: $0.jpg_path, jpgA: $0.jpga_path))
+            }
+            if !pages.isEmpty {
+                // The page files stay where gen_data.py put them; the revision folder holds the bundle.
+                try FileManager.default.createDirectory(atPath: "\(editions)/\(issue.edition_id)/\(issue.date)/r1",
+                                                        withIntermediateDirectories: true)
             }
             _ = try await store.publishIssue(editionID: issue.edition_id, date: IssueDate(issue.date)!, revision: 1,
                                              pages: pages, bundle: nil, at: 0)

@@ -40,7 +40,7 @@ struct ServeCommand: AsyncParsableCommand {
         let store = try StoreOptions.openStore(configuration)
         let changes = try await store.syncCatalogue(configuration.catalogue, dryRun: false)
         for change in changes { logger.info("configuration: \(change)") }
-        try await dataset?.importIssues(into: store) { logger.info("benchmark data set: \($0)") }
+        try await dataset?.importIssues(into: store, editions: configuration.server.editions) { logger.info("benchmark data set: \($0)") }
         let secrets = try Secrets.load(configuration: configuration, databasePath: configuration.server.database, logger: logger)
         let metrics = KioskMetrics()
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: metrics.registry))   // once per process: here
