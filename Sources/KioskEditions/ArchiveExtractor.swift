@@ -345,7 +345,9 @@ enum TarReader {
         while index < data.count {
             guard let space = data[index...].firstIndex(of: 0x20),
                   let length = Int(String(decoding: data[index..<space], as: UTF8.self)), length > 0,
-                  index + length <= data.count else { break }
+                  length <= data.count - index,          // no overflow with a huge length
+                  index + length - 1 >= space + 1        // the record holds at least "<len> " and "\n"
+            else { break }
             let record = data[(space + 1)..<(index + length - 1)]
             if let equals = record.firstIndex(of: UInt8(ascii: "=")),
                String(decoding: record[record.startIndex..<equals], as: UTF8.self) == "path" {

@@ -78,9 +78,12 @@ public struct SignedLinks: LinkSigning, Sendable {
 
     /// Checks a request: `rawPath` as received (still percent-encoded), `query` without the `?`.
     public func verify(rawPath: String, query: String?, now: Int64) -> LinkCheck {
-        guard rawPath.hasPrefix(prefix + "/") else { return .forbidden(reason: "not under \(prefix)/") }
+        // Byte comparisons throughout: String's hasPrefix/contains compare grapheme clusters, so a
+        // combining mark after a "/" would hide it (found by Fuzz/targets/FuzzLinks.swift).
+        let under = Array((prefix + "/").utf8)
+        guard rawPath.utf8.starts(with: under) else { return .forbidden(reason: "not under \(prefix)/") }
         guard let path = Self.percentDecode(rawPath) else { return .forbidden(reason: "bad percent-encoding") }
-        guard path.hasPrefix(prefix + "/") else { return .forbidden(reason: "not under \(prefix)/") }
+        guard path.utf8.starts(with: under) else { return .forbidden(reason: "not under \(prefix)/") }
         let rest = path.utf8.dropFirst(prefix.utf8.count + 1)
         switch format {
         case .kiosk:
@@ -110,13 +113,25 @@ public struct SignedLinks: LinkSigning, Sendable {
                   expires.utf8.allSatisfy({ (0x30...0x39).contains($0) }), let deadline = Int64(expires)
             else { return .forbidden(reason: "missing or malformed md5/expires") }
             // nginx signs its normalised $uri; a path that normalisation would change was not signed by us.
-            guard !path.contains("//"), !path.contains("/./"), !path.contains("/../"), !path.hasSuffix("/."),
-                  !path.hasSuffix("/..") else { return .forbidden(reason: "unnormalised path") }
+            let bytes = Array(path.utf8)
+            guard !Self.contains(bytes, "//"), !Self.contains(bytes, "/./"), !Self.contains(bytes, "/../"),
+                  !bytes.reversed().starts(with: "./".utf8), !bytes.reversed().starts(with: "../".utf8)
+            else { return .forbidden(reason: "unnormalised path") }
             let expected = Array(nginxToken(expires: String(expires), uri: path).utf8)
             guard ConstantTime.equals(Array(token.utf8), expected) else { return .forbidden(reason: "bad token") }
             guard deadline >= now else { return .expired }
             return .valid(relativePath: String(decoding: rest, as: UTF8.self))
         }
+    }
+
+    /// Whether `bytes` contains the bytes of `needle` (bytes, not grapheme clusters).
+    static func contains(_ bytes: [UInt8], _ needle: StaticString) -> Bool {
+        let pattern = UnsafeBufferPointer(start: needle.utf8Start, count: needle.utf8CodeUnitCount)
+        guard bytes.count >= pattern.count else { return false }
+        for start in 0...(bytes.count - pattern.count) where bytes[start..<(start + pattern.count)].elementsEqual(pattern) {
+            return true
+        }
+        return false
     }
 
     static func isHex(_ byte: UInt8) -> Bool {

@@ -60,14 +60,22 @@ struct BenchmarkDataset: Decodable {
         let sectionNames = Dictionary(uniqueKeysWithValues: sections.map { ($0.id, $0.name) })
         let pagesByIssue = Dictionary(grouping: pages) { "\($0.edition_id)/\($0.date)" }
         for (index, issue) in issues.enumerated() {
-            let pages = (pagesByIssue["\(issue.edition_id)/\(issue.date)"] ?? []).map {
-                PublishedPage(number: $0.number, section: Section(id: $0.section_id, name: sectionNames[$0.section_id] ?? ""),
-                              files: PageFiles(pdf: $0.pdf_path, jpg: $0.jpg_path, jpgA: $0.jpga_path))
-            }
-            if !pages.isEmpty {
-                // The page files stay where gen_data.py put them; the revision folder holds the bundle.
-                try FileManager.default.createDirectory(atPath: "\(editions)/\(issue.edition_id)/\(issue.date)/r1",
-                                                        withIntermediateDirectories: true)
+            // Page files are hard-linked into the revision folder, where Kiosk keeps an issue's files.
+            let revision = "\(issue.edition_id)/\(issue.date)/r1"
+            let pages = try (pagesByIssue["\(issue.edition_id)/\(issue.date)"] ?? []).map { row in
+                let number = String(repeating: "0", count: max(0, 3 - String(row.number).count)) + String(row.number)
+                let files = PageFiles(pdf: "\(revision)/pdf/\(number).pdf", jpg: "\(revision)/jpg/\(number).jpg",
+                                      jpgA: "\(revision)/jpgA/\(number).jpg")
+                for (source, target) in [(row.pdf_path, files.pdf), (row.jpg_path, files.jpg), (row.jpga_path, files.jpgA)] {
+                    let destination = editions + "/" + target
+                    try FileManager.default.createDirectory(atPath: (destination as NSString).deletingLastPathComponent,
+                                                            withIntermediateDirectories: true)
+                    if !FileManager.default.fileExists(atPath: destination) {
+                        try FileManager.default.linkItem(atPath: editions + "/" + source, toPath: destination)
+                    }
+                }
+                return PublishedPage(number: row.number, section: Section(id: row.section_id, name: sectionNames[row.section_id] ?? ""),
+                                     files: files)
             }
             _ = try await store.publishIssue(editionID: issue.edition_id, date: IssueDate(issue.date)!, revision: 1,
                                              pages: pages, bundle: nil, at: 0)

@@ -1,0 +1,45 @@
+#!/bin/sh
+# Builds the libFuzzer targets into Fuzz/bin/: fuzz-xmlrpc, fuzz-manifest, fuzz-links.
+#
+# 1. SwiftPM builds the library targets (XMLRPC, KioskEditions and what it needs: KioskModels,
+#    swift-crypto, swift-log) instrumented for libFuzzer + ASan, in its own scratch folder
+#    (.build-fuzz), without touching Package.swift or the normal .build.
+# 2. swiftc compiles each entry file (Fuzz/targets/*.swift, an LLVMFuzzerTestOneInput each) against
+#    those modules and links it with their object files, libFuzzer's main, libxml2 and zlib.
+set -eu
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+SCRATCH="$ROOT/.build-fuzz"
+SAN="-sanitize=fuzzer,address"
+JOBS=${JOBS:-2}
+
+for target in XMLRPC KioskEditions; do
+    nice -n 10 swift build -j "$JOBS" --scratch-path "$SCRATCH" --target "$target" \
+        -Xswiftc "$SAN"
+done
+
+DEBUG="$SCRATCH/debug"
+MODULES="$DEBUG/Modules"
+[ -d "$MODULES" ] || MODULES="$DEBUG"
+# Object files of every library target built above (no executable, so no competing main).
+OBJECTS=$(find "$DEBUG"/ -path '*.build/*' -name '*.o' | grep -v -e '\.dSYM' | sort)
+MAPS=""
+for map in $(find "$DEBUG"/ -path '*.build/module.modulemap'); do MAPS="$MAPS -Xcc -fmodule-map-file=$map"; done
+INCLUDES=""
+for dir in $(find "$SCRATCH/checkouts" -type d -name include -not -path '*/Tests/*' 2>/dev/null); do
+    INCLUDES="$INCLUDES -Xcc -I$dir"
+done
+
+mkdir -p "$ROOT/Fuzz/bin"
+build() {  # name entry-file
+    echo "linking $1"
+    nice -n 10 swiftc $SAN -parse-as-library -g -O -enable-testing \
+        -I "$MODULES" -I "$ROOT/Sources/CLibXML2" -I "$ROOT/Sources/CZlib" -Xcc -I/usr/include/libxml2 \
+        $MAPS $INCLUDES \
+        "$ROOT/Fuzz/targets/$2" $OBJECTS -lxml2 -lz -lstdc++ \
+        -module-name "$(echo "$2" | sed 's/\.swift$//')" -o "$ROOT/Fuzz/bin/$1"
+}
+build fuzz-xmlrpc FuzzXMLRPC.swift
+build fuzz-manifest FuzzManifest.swift
+build fuzz-links FuzzLinks.swift
+echo "built: $(ls "$ROOT/Fuzz/bin")"
