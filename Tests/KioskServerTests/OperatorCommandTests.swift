@@ -108,7 +108,7 @@ import Testing
             // A fresh database each time, so every attempt can be interrupted.
             for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: directory.path + "/kiosk.sqlite" + suffix) }
             let errorLog = directory.appendingPathComponent("import-\(delay).err")
-            FileManager.default.createFile(atPath: errorLog.path, contents: nil)
+            _ = FileManager.default.createFile(atPath: errorLog.path, contents: nil)
             let process = Process()
             process.executableURL = ServerProcess.executable
             process.arguments = ["user", "import", "--config", config, file.path]

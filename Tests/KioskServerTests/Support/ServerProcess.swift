@@ -18,40 +18,14 @@ final class ServerProcess: @unchecked Sendable {
     /// Runs `KioskServer arguments…` to completion; returns (status, stdout, stderr).
     static func run(_ arguments: [String], stdin: String? = nil, environment: [String: String] = [:]) async throws
         -> (status: Int32, output: String, errors: String) {
-        try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async {
-                do {
-                    let process = Process()
-                    process.executableURL = executable
-                    process.arguments = arguments
-                    process.currentDirectoryURL = URL(fileURLWithPath: TestKiosk.repositoryRoot)
-                    process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-                    let output = Pipe(), input = Pipe()
-                    let errorFile = FileManager.default.temporaryDirectory.appendingPathComponent("kiosk-\(UUID().uuidString).err")
-                    FileManager.default.createFile(atPath: errorFile.path, contents: nil)
-                    defer { try? FileManager.default.removeItem(at: errorFile) }
-                    process.standardOutput = output
-                    process.standardError = try FileHandle(forWritingTo: errorFile)
-                    process.standardInput = input
-                    try process.run()
-                    if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
-                    try input.fileHandleForWriting.close()
-                    let out = output.fileHandleForReading.readDataToEndOfFile()
-                    process.waitUntilExit()
-                    let err = (try? Data(contentsOf: errorFile)) ?? Data()
-                    continuation.resume(returning: (process.terminationStatus, String(decoding: out, as: UTF8.self),
-                                                    String(decoding: err, as: UTF8.self)))
-                } catch {
-                    continuation.resume(throwing: error)
-                }
-            }
-        }
+        try await runProcess(executable, arguments, stdin: stdin, environment: environment,
+                             directory: URL(fileURLWithPath: TestKiosk.repositoryRoot))
     }
 
     /// Starts `KioskServer serve` with `arguments` (plus `--port 0`) and waits until it listens.
     init(_ arguments: [String], environment: [String: String] = [:]) async throws {
         logFile = FileManager.default.temporaryDirectory.appendingPathComponent("kiosk-serve-\(UUID().uuidString).log")
-        FileManager.default.createFile(atPath: logFile.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: logFile.path, contents: nil)
         process.executableURL = Self.executable
         process.arguments = ["serve", "--port", "0"] + arguments
         process.currentDirectoryURL = URL(fileURLWithPath: TestKiosk.repositoryRoot)

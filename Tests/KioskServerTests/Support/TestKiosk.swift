@@ -84,21 +84,21 @@ final class TestClock: @unchecked Sendable {
     func advance(_ seconds: Int64) { lock.withLock { value += seconds } }
 }
 
-/// Runs a foreign client script (Python, Ruby, Perl) and returns its standard output; fails the test on a non-zero exit.
-///
-/// The wait happens on a Dispatch thread, never on the cooperative pool the server's handlers need.
-@discardableResult
-func runClient(_ program: String, _ arguments: [String], stdin: String? = nil,
-               sourceLocation: SourceLocation = #_sourceLocation) async throws -> String {
-    let (status, text, errorText) = try await withCheckedThrowingContinuation { continuation in
+/// Runs a program to completion and returns (status, stdout, stderr). The wait happens on a Dispatch
+/// thread, never on the cooperative pool the in-process server's handlers need.
+func runProcess(_ executable: URL, _ arguments: [String], stdin: String? = nil, environment: [String: String] = [:],
+                directory: URL? = nil) async throws -> (status: Int32, output: String, errors: String) {
+    try await withCheckedThrowingContinuation { continuation in
         DispatchQueue.global().async {
             do {
                 let process = Process()
-                process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-                process.arguments = [program] + arguments
+                process.executableURL = executable
+                process.arguments = arguments
+                process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+                if let directory { process.currentDirectoryURL = directory }
                 let output = Pipe(), input = Pipe()
-                let errorFile = FileManager.default.temporaryDirectory.appendingPathComponent("client-\(UUID().uuidString).err")
-                FileManager.default.createFile(atPath: errorFile.path, contents: nil)
+                let errorFile = FileManager.default.temporaryDirectory.appendingPathComponent("process-\(UUID().uuidString).err")
+                _ = FileManager.default.createFile(atPath: errorFile.path, contents: nil)
                 defer { try? FileManager.default.removeItem(at: errorFile) }
                 process.standardOutput = output
                 process.standardError = try FileHandle(forWritingTo: errorFile)
@@ -116,6 +116,13 @@ func runClient(_ program: String, _ arguments: [String], stdin: String? = nil,
             }
         }
     }
+}
+
+/// Runs a foreign client script (Python, Ruby, Perl…) and returns its standard output; fails the test on a non-zero exit.
+@discardableResult
+func runClient(_ program: String, _ arguments: [String], stdin: String? = nil,
+               sourceLocation: SourceLocation = #_sourceLocation) async throws -> String {
+    let (status, text, errorText) = try await runProcess(URL(fileURLWithPath: "/usr/bin/env"), [program] + arguments, stdin: stdin)
     #expect(status == 0, "\(program) exited \(status): \(errorText)\n\(text)", sourceLocation: sourceLocation)
     return text
 }
