@@ -1,7 +1,7 @@
 import KioskModels
 import XMLRPC
 
-/// The one mapping from the kiosk's domain errors to application faults (SPEC.md) and HTTP statuses.
+/// The one mapping from the kiosk's domain errors to application faults (SPEC.md).
 extension KioskError: XMLRPCFaultConvertible {
     public var xmlrpcFault: XMLRPCFault {
         switch self {
@@ -21,16 +21,6 @@ extension KioskError: XMLRPCFaultConvertible {
             XMLRPCFault(code: 7, message: "too many failed sign-ins; try again in \(max(1, seconds / 60)) minutes")
         case .invalidArgument(let parameter, let problem):
             .invalidParameter(parameter, problem)
-        }
-    }
-
-    /// The HTTP status for the same error outside XML-RPC (file links, SSO, publishing).
-    public var httpStatus: Int {
-        switch self {
-        case .unknownApp, .editionNotOffered, .noPublishedIssue: 404
-        case .invalidIdentity, .notEntitled, .wrongCredentials: 403
-        case .tooManySignInAttempts: 429
-        case .invalidArgument: 400
         }
     }
 }

@@ -33,8 +33,8 @@ struct FileDelivery: Sendable {
         let relative: String
         switch links.verify(rawPath: request.uri.path, query: request.uri.query, now: now()) {
         case .valid(let path): relative = path
-        case .forbidden: return Self.plain(.forbidden, "This link is not valid.\n")
-        case .expired: return Self.plain(.gone, "This link has expired; ask the app for a new one.\n")
+        case .forbidden: return Response.text(.forbidden, "This link is not valid.\n")
+        case .expired: return Response.text(.gone, "This link has expired; ask the app for a new one.\n")
         }
         let directory = self.directory
         let opened: Result<EditionsDirectory.ServedFile, EditionsDirectory.ResolutionError> = try await threadPool.runIfActive {
@@ -43,8 +43,8 @@ struct FileDelivery: Sendable {
         let file: EditionsDirectory.ServedFile
         switch opened {
         case .success(let served): file = served
-        case .failure(.invalidPath): return Self.plain(.forbidden, "This link is not valid.\n")
-        case .failure(.notFound): return Self.plain(.notFound, "No such file (it may have been replaced by a newer edition).\n")
+        case .failure(.invalidPath): return Response.text(.forbidden, "This link is not valid.\n")
+        case .failure(.notFound): return Response.text(.notFound, "No such file (it may have been replaced by a newer edition).\n")
         }
 
         let etag = file.etag
@@ -119,13 +119,6 @@ struct FileDelivery: Sendable {
     static func ifRangeAllows(_ header: String?, etag: String, lastModified: String) -> Bool {
         guard let header = header?.trimmingCharacters(in: .whitespaces) else { return true }
         return header == etag || header == lastModified
-    }
-
-    static func plain(_ status: HTTPResponse.Status, _ text: String) -> Response {
-        var buffer = ByteBufferAllocator().buffer(capacity: text.utf8.count)
-        buffer.writeString(text)
-        return Response(status: status, headers: [.contentType: "text/plain; charset=utf-8"],
-                        body: ResponseBody(byteBuffer: buffer))
     }
 }
 

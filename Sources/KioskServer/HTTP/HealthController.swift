@@ -16,7 +16,7 @@ struct HealthController {
     var timeout: Duration = .seconds(3)
 
     func addRoutes(to router: Router<KioskRequestContext>) {
-        router.get("/healthz") { _, _ in Response.text(.ok, "ok") }
+        router.get("/healthz") { _, _ in Response.text(.ok, "ok\n") }
         router.get("/readyz") { _, context in await readiness(context) }
     }
 

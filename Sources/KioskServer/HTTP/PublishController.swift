@@ -32,18 +32,18 @@ struct PublishEndpoint: Sendable {
 
     func publish(_ request: Request, editionText: String?, dateText: String?) async throws -> Response {
         guard let publisherName = await authenticate(request) else {
-            return Self.unauthorized(close: !(await Self.drain(request.body)))
+            return Response.unauthorized(realm: "kiosk publishers", "Publisher credentials are required (HTTP Basic).\n", close: !(await Self.drain(request.body)))
         }
         guard let editionID = editionText.flatMap({ Int($0) }), editionID > 0 else {
-            return Self.text(.badRequest, "The edition in the URL must be a positive number: /publish/{edicio_id}/{YYYY-MM-DD}.\n",
+            return Response.text(.badRequest, "The edition in the URL must be a positive number: /publish/{edicio_id}/{YYYY-MM-DD}.\n",
                              close: !(await Self.drain(request.body)))
         }
         guard let date = dateText.flatMap({ IssueDate($0) }) else {
-            return Self.text(.badRequest, "The date in the URL must be a real day written YYYY-MM-DD.\n",
+            return Response.text(.badRequest, "The date in the URL must be a real day written YYYY-MM-DD.\n",
                              close: !(await Self.drain(request.body)))
         }
         if let declared = request.headers[.contentLength].flatMap({ Int64($0) }), declared > maxUploadBytes {
-            return Self.text(.contentTooLarge, "The upload is \(declared) bytes; the limit is \(maxUploadBytes) bytes.\n",
+            return Response.text(.contentTooLarge, "The upload is \(declared) bytes; the limit is \(maxUploadBytes) bytes.\n",
                              close: !(await Self.drain(request.body)))
         }
         let directory = publisher.directory
@@ -52,7 +52,7 @@ struct PublishEndpoint: Sendable {
             let (received, drained) = try await receive(request.body, into: upload)
             guard received <= maxUploadBytes else {
                 upload.remove()
-                return Self.text(.contentTooLarge, "The upload is larger than the limit of \(maxUploadBytes) bytes.\n",
+                return Response.text(.contentTooLarge, "The upload is larger than the limit of \(maxUploadBytes) bytes.\n",
                                  close: !drained)
             }
             let limits = ArchiveExtractor.Limits(publish: publisher.limits)
@@ -61,7 +61,7 @@ struct PublishEndpoint: Sendable {
                 folder = try await Blocking.run { try ArchiveExtractor.extract(archive: upload.archivePath, into: upload.treePath, limits: limits) }
             } catch let rejected as PublishRejected {
                 upload.remove()
-                return Self.text(rejected.exceedsLimit ? .contentTooLarge : .badRequest, rejected.description + "\n")
+                return Response.text(rejected.exceedsLimit ? .contentTooLarge : .badRequest, rejected.description + "\n")
             }
             let logger = self.logger
             let result: PublishResult
@@ -71,7 +71,7 @@ struct PublishEndpoint: Sendable {
                 upload.remove()
                 logger.notice("publish refused", metadata: ["publisher": .string(publisherName), "edition": .stringConvertible(editionID),
                                                             "date": .stringConvertible(date), "problems": .stringConvertible(rejected.problems.count)])
-                return Self.text(.unprocessableContent, rejected.description + "\n")
+                return Response.text(.unprocessableContent, rejected.description + "\n")
             }
             upload.remove()
             logger.notice("published over HTTP", metadata: ["publisher": .string(publisherName), "edition": .stringConvertible(editionID),
@@ -84,9 +84,9 @@ struct PublishEndpoint: Sendable {
     }
 
     func withdraw(_ request: Request, editionText: String?, dateText: String?) async throws -> Response {
-        guard let publisherName = await authenticate(request) else { return Self.unauthorized(close: false) }
+        guard let publisherName = await authenticate(request) else { return Response.unauthorized(realm: "kiosk publishers", "Publisher credentials are required (HTTP Basic).\n", close: false) }
         guard let editionID = editionText.flatMap({ Int($0) }), editionID > 0, let date = dateText.flatMap({ IssueDate($0) }) else {
-            return Self.text(.badRequest, "Use /publish/{edicio_id}/{YYYY-MM-DD} with a positive edition number and a real day.\n")
+            return Response.text(.badRequest, "Use /publish/{edicio_id}/{YYYY-MM-DD} with a positive edition number and a real day.\n")
         }
         let withdrawn = try await publisher.withdraw(editionID: editionID, date: date)
         logger.notice("withdraw over HTTP", metadata: ["publisher": .string(publisherName), "edition": .stringConvertible(editionID),
@@ -147,21 +147,6 @@ struct PublishEndpoint: Sendable {
         }
     }
 
-    static func unauthorized(close: Bool) -> Response {
-        var response = text(.unauthorized, "Publisher credentials are required (HTTP Basic).\n", close: close)
-        response.headers[.wwwAuthenticate] = "Basic realm=\"kiosk publishers\""
-        return response
-    }
-
-    /// A plain-text answer; `close` when the request body may be left unread (the connection is not reused).
-    static func text(_ status: HTTPResponse.Status, _ message: String, close: Bool = false) -> Response {
-        var buffer = ByteBufferAllocator().buffer(capacity: message.utf8.count)
-        buffer.writeString(message)
-        var headers: HTTPFields = [.contentType: "text/plain; charset=utf-8"]
-        if close { headers[.connection] = "close" }
-        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: buffer))
-    }
-
     static func json(_ status: HTTPResponse.Status, _ body: String) -> Response {
         var buffer = ByteBufferAllocator().buffer(capacity: body.utf8.count)
         buffer.writeString(body)
@@ -175,11 +160,11 @@ func addPublishRoutes<Context: RequestContext>(
     to router: Router<Context>, endpoint: @escaping @Sendable (Context) -> PublishEndpoint?
 ) {
     router.put("publish/{edicio_id}/{date}") { request, context in
-        guard let endpoint = endpoint(context) else { return PublishEndpoint.text(.notFound, "Publishing over HTTP is not enabled.\n", close: true) }
+        guard let endpoint = endpoint(context) else { return Response.text(.notFound, "Publishing over HTTP is not enabled.\n", close: true) }
         return try await endpoint.publish(request, editionText: context.parameters.get("edicio_id"), dateText: context.parameters.get("date"))
     }
     router.delete("publish/{edicio_id}/{date}") { request, context in
-        guard let endpoint = endpoint(context) else { return PublishEndpoint.text(.notFound, "Publishing over HTTP is not enabled.\n") }
+        guard let endpoint = endpoint(context) else { return Response.text(.notFound, "Publishing over HTTP is not enabled.\n") }
         return try await endpoint.withdraw(request, editionText: context.parameters.get("edicio_id"), dateText: context.parameters.get("date"))
     }
 }

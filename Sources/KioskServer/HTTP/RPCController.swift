@@ -14,7 +14,7 @@ struct RPCController {
         let runtime = context.runtime!
         guard await runtime.apiClients.authenticate(request) != nil else {
             context.logger.info("RPC call refused: missing or wrong API client credentials")
-            return .unauthorized
+            return .unauthorized()
         }
         let limit = runtime.configuration.limits.maxBodyBytes
         if let length = request.headers[.contentLength].flatMap(Int.init), length > limit {
@@ -49,25 +49,5 @@ struct RPCController {
             }
         }
         return nil
-    }
-}
-
-extension Response {
-    /// 401 with the Basic challenge the 2012 app waits for before sending credentials.
-    static var unauthorized: Response {
-        Response(status: .unauthorized,
-                 headers: [.wwwAuthenticate: "Basic realm=\"kiosk\"", .contentType: "text/plain; charset=utf-8"],
-                 body: ResponseBody(byteBuffer: ByteBuffer(string: "authentication required\n")))
-    }
-
-    static func tooLarge(limit: Int) -> Response {
-        Response(status: .contentTooLarge,
-                 headers: [.contentType: "text/plain; charset=utf-8", .connection: "close"],
-                 body: ResponseBody(byteBuffer: ByteBuffer(string: "request body over the limit of \(limit) bytes\n")))
-    }
-
-    static func text(_ status: HTTPResponse.Status, _ message: String) -> Response {
-        Response(status: status, headers: [.contentType: "text/plain; charset=utf-8"],
-                 body: ResponseBody(byteBuffer: ByteBuffer(string: message + "\n")))
     }
 }

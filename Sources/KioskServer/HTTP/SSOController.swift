@@ -27,7 +27,7 @@ struct SSOController {
         guard let hash = request.uri.queryParameters.get("hash"),
               let userID = environment.webKioskTokens.verify(hash, now: service.now()),
               let user = try await service.store.user(id: userID)
-        else { return .text(.forbidden, "invalid or expired hash") }
+        else { return .text(.forbidden, "invalid or expired hash\n") }
         let subscriptions = try await service.store.subscriptions(userID: user.id)
         let verified = VerifiedUser(
             id: user.id, username: user.username, name: user.name, email: user.email,

@@ -21,7 +21,7 @@ struct MetricsController {
     func scrape(_ request: Request, context: KioskRequestContext) async -> Response {
         let settings = context.runtime.configuration.metrics
         if settings.effectiveLoopbackOnly, !Self.isLoopback(request, peer: context.remoteAddress) {
-            return .text(.forbidden, "/metrics is served to loopback clients only (metrics.loopback_only).")
+            return .text(.forbidden, "/metrics is served to loopback clients only (metrics.loopback_only).\n")
         }
         if !settings.credentials.isEmpty {
             guard await authenticators.authenticator(for: settings.credentials).authenticate(request) != nil else {

@@ -25,7 +25,7 @@ struct JSONLogHandler: LogHandler {
 
     func log(event: LogEvent) {
         var object: [String: String] = [
-            "time": ISO8601DateFormatter().string(from: Date()),
+            "time": Date().formatted(.iso8601),
             "level": event.level.rawValue,
             "label": label,
             "message": event.message.description,
