@@ -1,10 +1,14 @@
 // Builds one issue bundle with KioskEditions' BundleBuilder: the code path of a publish or a
 // first-demand build, timed from outside by Benchmarks/bundle_bench.sh (hyperfine).
 //
-//     BundleBenchmark SRC OUT [--no-sync] [--repeat N] [--workers N] [--min-saving F]
+//     BundleBenchmark SRC OUT [--no-sync] [--repeat N] [--workers N] [--min-saving F] [--level N]
 //
 // --min-saving: the fraction deflating must save for an entry to be deflated (default 0.05, as in
 // production); 1 stores everything (the I/O floor of the builder).
+//
+// --warm-up: builds a bundle of a tiny manifest only, into a temporary file, and exits: run after the
+// page cache is dropped so a "cold" run reads the issue's files cold but not this program's libraries
+// (a server is resident; what is cold for it is the issue).
 //
 // SRC is a staged issue as zip_bench.py lays it out: edicio.xml, pdf/NNN.pdf, jpg/NNN.jpg, jpgA/NNN.jpg.
 // With --repeat N the build runs N times in this process and prints the mean (no process start-up).
@@ -17,6 +21,11 @@ var sync = true
 var repeats = 0
 var workers: Int?
 var minimumSaving = 0.05
+var level: Int32?
+if let index = arguments.firstIndex(of: "--level"), index + 1 < arguments.count {
+    level = Int32(arguments[index + 1])
+    arguments.removeSubrange(index...(index + 1))
+}
 if let index = arguments.firstIndex(of: "--min-saving"), index + 1 < arguments.count {
     minimumSaving = Double(arguments[index + 1]) ?? 0.05
     arguments.removeSubrange(index...(index + 1))
@@ -29,6 +38,13 @@ if let index = arguments.firstIndex(of: "--no-sync") { sync = false; arguments.r
 if let index = arguments.firstIndex(of: "--repeat"), index + 1 < arguments.count {
     repeats = Int(arguments[index + 1]) ?? 1
     arguments.removeSubrange(index...(index + 1))
+}
+if arguments == ["--warm-up"] {
+    let path = NSTemporaryDirectory() + "/bundle-benchmark-warm-up-\(getpid()).zip"
+    _ = try? BundleBuilder.build(manifest: Array("<edicio/>".utf8), entries: [], date: IssueDate("2025-06-30")!, to: path,
+                                 options: BundleOptions(sync: false))
+    unlink(path)
+    exit(0)
 }
 guard arguments.count == 2 else {
     FileHandle.standardError.write(Data("usage: BundleBenchmark SRC OUT [--no-sync] [--repeat N]\n".utf8))
@@ -43,7 +59,8 @@ for kind in ["pdf", "jpg", "jpgA"] {
         entries.append(BundleEntry(name: "\(kind)/\(name)", source: "\(source)/\(kind)/\(name)", alwaysStore: kind != "pdf"))
     }
 }
-let options = BundleOptions(minimumSaving: minimumSaving, sync: sync, workers: workers)
+var options = BundleOptions(minimumSaving: minimumSaving, sync: sync, workers: workers)
+if let level { options.compressionLevel = level }
 let date = IssueDate("2025-06-30")!
 do {
     if repeats > 0 {

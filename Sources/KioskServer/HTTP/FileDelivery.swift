@@ -29,7 +29,9 @@ struct FileDelivery: Sendable {
         self.links = links
     }
 
-    func respond(to request: Request) async throws -> Response {
+    /// - Parameter eventLoop: the connection's event loop; when given, each chunk waits for the loop to
+    ///   take the previous one (see `ConnectionEventLoopProviding`).
+    func respond(to request: Request, eventLoop: (any EventLoop)? = nil) async throws -> Response {
         let relative: String
         switch links.verify(rawPath: request.uri.path, query: request.uri.query, now: now()) {
         case .valid(let path): relative = path
@@ -78,29 +80,57 @@ struct FileDelivery: Sendable {
         if request.method == .head || length == 0 {
             return Response(status: status, headers: headers, body: ResponseBody())
         }
-        let chunkSize = self.chunkSize
+        let chunkSize = Int(min(Int64(self.chunkSize), length))
         let pool = threadPool
         let body = ResponseBody(contentLength: Int(length)) { writer in
+            // A few buffers per response, reused in turn: by the time one comes round again the
+            // connection has normally sent it, so its storage is refilled in place instead of a fresh
+            // allocation per chunk (which the allocator keeps around as fragmentation under load).
+            let buffers = (0..<Self.buffersPerResponse).map { _ in ReusableBuffer(capacity: chunkSize) }
             var offset = start
+            var turn = 0
             let end = start + length
             while offset < end {
                 let want = Int(min(Int64(chunkSize), end - offset))
                 let at = offset
-                let buffer: ByteBuffer = try await pool.runIfActive {
-                    var buffer = ByteBufferAllocator().buffer(capacity: want)
-                    let read = try buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: want) { raw in
-                        try file.file.read(into: raw.baseAddress!, count: want, at: at)
-                    }
-                    guard read > 0 else { throw FileTruncated() }
-                    return buffer
-                }
-                offset += Int64(buffer.readableBytes)
-                try await writer.write(buffer)
+                let slot = buffers[turn % buffers.count]
+                turn += 1
+                try await pool.runIfActive { try slot.fill(from: file.file, count: want, at: at) }
+                offset += Int64(want)
+                try await writer.write(slot.buffer)
+                // NIO's outbound writer queues the chunk on the event loop and returns at once; back-pressure
+                // only starts once the loop has run that write. Waiting for the loop here keeps a fast disk
+                // from queueing a whole file behind a busy loop: at most a chunk or two per response.
+                if let eventLoop { try await eventLoop.submit {}.get() }
             }
             try await writer.finish(nil)
             withExtendedLifetime(file) {}
         }
         return Response(status: status, headers: headers, body: body)
+    }
+
+    /// Buffers each streaming response cycles through.
+    static let buffersPerResponse = 3
+
+    /// One chunk buffer, filled on the thread pool and then handed to the connection.
+    ///
+    /// The box holds the only reference between uses, so `fill` writes into the same storage unless
+    /// the connection still holds the previous chunk (then ByteBuffer copies on write, as before).
+    /// Used by one response task at a time: filled on the pool while the task awaits, read after.
+    final class ReusableBuffer: @unchecked Sendable {
+        private(set) var buffer: ByteBuffer
+
+        init(capacity: Int) {
+            buffer = ByteBufferAllocator().buffer(capacity: capacity)
+        }
+
+        func fill(from file: OpenFile, count: Int, at offset: Int64) throws {
+            buffer.clear()
+            let read = try buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: count) { raw in
+                try file.read(into: raw.baseAddress!, count: count, at: offset)
+            }
+            guard read == count else { throw FileTruncated() }
+        }
     }
 
     struct FileTruncated: Error {}
@@ -181,8 +211,16 @@ func addFileDeliveryRoutes<Context: RequestContext>(
     delivery: @escaping @Sendable (Context) -> FileDelivery
 ) {
     let path = RouterPath(String(prefix.drop { $0 == "/" }) + "/**")
-    router.get(path) { request, context in try await delivery(context).respond(to: request) }
+    router.get(path) { request, context in
+        try await delivery(context).respond(to: request, eventLoop: (context as? any ConnectionEventLoopProviding)?.connectionEventLoop)
+    }
     router.head(path) { request, context in try await delivery(context).respond(to: request) }
+}
+
+/// A request context that knows its connection's event loop, so streamed responses can pace themselves
+/// on it (see `FileDelivery.respond(to:eventLoop:)`).
+protocol ConnectionEventLoopProviding {
+    var connectionEventLoop: any EventLoop { get }
 }
 
 /// Adds the routes for one fixed delivery.

@@ -4,15 +4,17 @@ import Logging
 import NIOCore
 
 /// Per-request context: Hummingbird's core storage plus the kiosk configuration in force when the request began.
-struct KioskRequestContext: RequestContext, KioskRPCContext {
+struct KioskRequestContext: RequestContext, KioskRPCContext, ConnectionEventLoopProviding {
     var coreContext: CoreRequestContextStorage
     /// Set by `RuntimeMiddleware` before any route runs.
     var runtime: KioskRuntime!
     let remoteAddress: SocketAddress?
+    let connectionEventLoop: any EventLoop
 
     init(source: ApplicationRequestContextSource) {
         self.coreContext = .init(source: source)
         self.remoteAddress = source.channel.remoteAddress
+        self.connectionEventLoop = source.channel.eventLoop
     }
 
     var environment: KioskRPCEnvironment { runtime.environment }
