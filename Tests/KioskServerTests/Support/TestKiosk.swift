@@ -20,6 +20,8 @@ struct TestKiosk {
 
     static let apiUser = "kiosk"
     static let apiPassword = "secret"
+    /// The secret links and keys are signed with (also given to the binary as `KIOSK_SECRET`).
+    static let secret = "test-secret-test-secret-test-secret-0123"
 
     init(_ adjust: (inout KioskConfiguration) -> Void = { _ in }) async throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("kiosk-test-\(UUID().uuidString)")
@@ -33,7 +35,7 @@ struct TestKiosk {
         store = try StoreOptions.openStore(configuration)
         try await store.syncCatalogue(configuration.catalogue, dryRun: false)
         let secrets = try Secrets.load(configuration: configuration, databasePath: configuration.server.database,
-                                       environment: ["KIOSK_SECRET": "test-secret-test-secret-test-secret-0123"],
+                                       environment: ["KIOSK_SECRET": TestKiosk.secret],
                                        logger: nil)
         let clock = TestClock(1_748_779_200)
         self.clock = clock
