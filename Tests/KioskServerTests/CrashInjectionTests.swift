@@ -1,0 +1,155 @@
+import Foundation
+import Testing
+@testable import KioskServer
+
+/// `kill -9` at random points of publishes, first-demand bundle builds, `consumirDemo` under load and
+/// `user import`, with the invariants checked by `Tests/Clients/crash_check.py` after every kill and,
+/// after a clean restart, once more with nothing left behind.
+@Suite struct CrashInjectionTests {
+    static let environment = ["KIOSK_SECRET": String(repeating: "c", count: 40)]
+    static let importSize = 4_000
+    static let dates = (1...3).map { "2025-07-0\($0)" }
+
+    /// What a round did, for the failure messages.
+    enum Round: CustomStringConvertible {
+        case publish(date: String), bundles, demos, userImport
+        var description: String {
+            switch self {
+            case .publish(let date): "publish \(date)"
+            case .bundles: "bundle builds"
+            case .demos: "consumirDemo load"
+            case .userImport: "user import"
+            }
+        }
+    }
+
+    @Test func invariantsHoldAfterFiftySixKills() async throws {
+        let directory = temporaryDirectory()
+        defer { if ProcessInfo.processInfo.environment["KEEP_CRASH_DIR"] == nil { try? FileManager.default.removeItem(at: directory) } else { print("kept \(directory.path)") } }
+        let config = try writeTestConfiguration(in: directory)
+        let editions = directory.path + "/Editions", database = directory.path + "/kiosk.sqlite"
+        let log = directory.path + "/answers.log"
+        let root = TestKiosk.repositoryRoot
+        let issue = try FileDeliveryTests.Fixture.writeIssue(directory.path + "/issue", pages: 120)
+        let small = try FileDeliveryTests.Fixture.writeIssue(directory.path + "/small", pages: 3)
+        let hash = try await PasswordHashing().hash("pw", cost: 4)
+
+        // Edition 1 (subscribers only: demos are spent on it) and a first issue of edition 8, whole.
+        for (edition, date, folder) in [("1", Self.dates[0], small), ("8", Self.dates[0], issue)] {
+            let (status, _, errors) = try await ServerProcess.run(
+                ["publish", "--quiet", "--config", config, "--edition", edition, "--date", date, folder],
+                environment: Self.environment)
+            try #require(status == 0, "publish failed: \(errors)")
+        }
+        let publishStarted = ContinuousClock.now
+        _ = try await ServerProcess.run(["publish", "--quiet", "--config", config, "--edition", "8", "--date", Self.dates[0], issue],
+                                        environment: Self.environment)
+        let publishTime = Int((ContinuousClock.now - publishStarted) / .milliseconds(1))
+        func writeUsers(_ prefix: String) throws -> String {
+            var csv = "username,name,email,password,subscriptions\n"
+            for index in 0..<Self.importSize { csv += "\(prefix)-user\(index),U,u@example.cat,\(hash),1:2026-01-01\n" }
+            let file = directory.path + "/users-\(prefix).csv"
+            try csv.write(toFile: file, atomically: true, encoding: .utf8)
+            return file
+        }
+        let importStarted = ContinuousClock.now
+        let (importStatus, _, importErrors) = try await ServerProcess.run(["user", "import", "--config", config, try writeUsers("w")],
+                                                                          environment: Self.environment)
+        try #require(importStatus == 0, "import failed: \(importErrors)")
+        let importTime = Int((ContinuousClock.now - importStarted) / .milliseconds(1))
+
+        func check(clean: Bool = false) async throws -> [String: Any] {
+            let output = try await runClient("python3", [root + "/Tests/Clients/crash_check.py", database, editions, log,
+                                                         String(Self.importSize)] + (clean ? ["--clean"] : []))
+            return try #require(try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String: Any])
+        }
+
+        var kills = 0, interrupted = 0
+        for number in 0..<56 {
+            let round: Round
+            switch number % 4 {
+            case 0: round = .publish(date: Self.dates[(number / 4) % Self.dates.count])
+            case 1: round = .bundles
+            case 2: round = .demos
+            default: round = .userImport
+            }
+            let delay: Int
+            switch round {
+            case .publish(let date):
+                delay = Int.random(in: 0...(publishTime * 3 / 2))
+                let command = ["publish", "--quiet", "--config", config, "--edition", "8", "--date", date, issue]
+                interrupted += try await Self.killed(command, after: delay) ? 1 : 0
+            case .userImport:
+                let file = try writeUsers("r\(number)")
+                delay = Int.random(in: 0...(importTime * 6 / 5))
+                interrupted += try await Self.killed(["user", "import", "--config", config, file], after: delay) ? 1 : 0
+            case .bundles, .demos:
+                if case .bundles = round { try Self.removeBundles(under: editions + "/8") }
+                let server = try await ServerProcess(["--config", config], environment: Self.environment)
+                let arguments: [String]
+                if case .bundles = round {
+                    arguments = [String(server.port), log, "bundles"] + Self.dates
+                    delay = Int.random(in: 0...400)
+                } else {
+                    arguments = [String(server.port), log, "demos", "r\(number)", Self.dates[0]]
+                    delay = Int.random(in: 50...700)
+                }
+                let load = Process()
+                load.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+                load.arguments = ["python3", root + "/Tests/Clients/crash_load.py"] + arguments
+                load.standardOutput = FileHandle.nullDevice
+                load.standardError = FileHandle.nullDevice
+                try load.run()
+                try await Task.sleep(for: .milliseconds(delay))
+                server.signal(SIGKILL)
+                _ = try await server.waitForExit()
+                interrupted += 1
+                try await Self.waitForExit(load)
+            }
+            kills += 1
+            let report = try await check()
+            #expect(report["problems"] as? [String] == [], "after kill \(kills) (\(round), \(delay) ms): \(report)")
+        }
+        #expect(kills >= 50)
+        #expect(interrupted >= 36, "only \(interrupted) of \(kills) kills landed while work was going on")
+
+        // A clean start: leftovers removed; every issue's bundle served (missing ones rebuilt on demand).
+        let server = try await ServerProcess(["--config", config], environment: Self.environment)
+        try await runClient("python3", [root + "/Tests/Clients/crash_load.py", String(server.port), log, "bundles"] + Self.dates)
+        server.signal(SIGTERM)
+        #expect(try await server.waitForExit() == 0)
+        let report = try await check(clean: true)
+        print("crash injection: \(kills) kills, \(interrupted) during work; after a clean restart: \(report)")
+        #expect(report["problems"] as? [String] == [], "after a clean restart: \(report)")
+        #expect((report["issues"] as? Int ?? 0) >= 2)
+        #expect((report["grants"] as? Int ?? 0) > 0)
+        #expect((report["downloads"] as? Int ?? 0) > 0)
+    }
+
+    /// Runs `KioskServer arguments…`, kills it after `milliseconds`; true when the kill found it running.
+    static func killed(_ arguments: [String], after milliseconds: Int) async throws -> Bool {
+        let process = Process()
+        process.executableURL = ServerProcess.executable
+        process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        process.currentDirectoryURL = URL(fileURLWithPath: TestKiosk.repositoryRoot)
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        try await Task.sleep(for: .milliseconds(milliseconds))
+        kill(process.processIdentifier, SIGKILL)
+        try await waitForExit(process)
+        return process.terminationReason == .uncaughtSignal
+    }
+
+    static func waitForExit(_ process: Process) async throws {
+        while process.isRunning { try await Task.sleep(for: .milliseconds(5)) }
+    }
+
+    static func removeBundles(under folder: String) throws {
+        guard let walker = FileManager.default.enumerator(atPath: folder) else { return }
+        for case let path as String in walker where path.hasSuffix(".zip") {
+            try FileManager.default.removeItem(atPath: folder + "/" + path)
+        }
+    }
+}
