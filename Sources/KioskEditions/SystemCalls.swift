@@ -16,6 +16,9 @@ public struct SystemError: Error, Sendable, CustomStringConvertible {
     }
 
     public var description: String { "\(call) \(path): \(String(cString: strerror(code)))" }
+
+    /// The file system is full (or the quota is used up).
+    public var isOutOfSpace: Bool { code == ENOSPC || code == EDQUOT }
 }
 
 /// An open file descriptor, closed when the last reference goes.

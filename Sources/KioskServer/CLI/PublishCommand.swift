@@ -51,6 +51,10 @@ struct PublishCommand: AsyncParsableCommand {
             progress.finish()
             printError(rejected.description)
             throw ExitCode.failure
+        } catch let error as SystemError where error.isOutOfSpace {
+            progress.finish()
+            printError("the editions disk is full (\(error)); nothing was published. Free space and publish again.")
+            throw ExitCode.failure
         }
     }
 }

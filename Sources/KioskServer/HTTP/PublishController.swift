@@ -77,6 +77,12 @@ struct PublishEndpoint: Sendable {
             logger.notice("published over HTTP", metadata: ["publisher": .string(publisherName), "edition": .stringConvertible(editionID),
                                                            "date": .stringConvertible(date), "revision": .stringConvertible(result.revision)])
             return Self.json(.created, Self.summary(result))
+        } catch let error as SystemError where error.isOutOfSpace {
+            upload.remove()
+            logger.error("publish failed: the editions disk is full", metadata: ["error": .string(error.description)])
+            return Response.text(.init(code: 507, reasonPhrase: "Insufficient Storage"),
+                                 "The server's editions disk is full (\(error.call) failed); nothing was published. Try again later.\n",
+                                 close: true)
         } catch {
             upload.remove()
             throw error
