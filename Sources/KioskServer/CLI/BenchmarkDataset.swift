@@ -34,7 +34,8 @@ struct BenchmarkDataset: Decodable {
         return try JSONDecoder().decode(BenchmarkDataset.self, from: data)
     }
 
-    /// Applies the data set's catalogue to a configuration: its apps (all lines free), editions,
+    /// Applies the data set's catalogue to a configuration: its apps (all lines free, a web kiosk at
+    /// `https://<app>.example.cat` with a `portada` section, so `hashQuiosc` has something to sign), editions,
     /// a database inside the data directory, and the directory itself as the editions directory
     /// (page paths in the data set are relative to it).
     func configure(_ configuration: inout KioskConfiguration, directory: String) {
@@ -47,7 +48,8 @@ struct BenchmarkDataset: Decodable {
             })
         }
         configuration.apps = apps.map { app in
-            .init(key: app.app_key, name: app.name, demoQuota: app.demo_quota, webKiosk: nil,
+            .init(key: app.app_key, name: app.name, demoQuota: app.demo_quota,
+                  webKiosk: .init(baseURL: "https://\(app.app_key).example.cat", sections: ["portada": "/?hash="]),
                   lines: tariff_lines.filter { $0.app_key == app.app_key }.map {
                       .init(edition: $0.edition_id, order: $0.sort_order, access: .free)
                   })
