@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Cold and warm bundle build of one 48-page issue: Kiosk's BundleBuilder (zlib, JPEG stored, PDFs
-# deflated only where it pays, SHA-256 while writing) against `cp -r` of the same files and against
-# `zip -q -r -n .jpg:.jpeg`, measured with hyperfine in one run, printed as ratios.
+# deflated only where it pays, SHA-256 while writing) against ZIPFoundation writing the same entries,
+# `cp -r` of the same files and `zip -q -r -n .jpg:.jpeg`, measured with hyperfine in one run, printed
+# as ratios.
 #
 #     Benchmarks/bundle_bench.sh [DATA] [--runs N]
 #
@@ -55,6 +56,7 @@ PY
 FILES=$(find "$SRC" -type f | wc -l)
 BYTES=$(find "$SRC" -type f -printf '%s\n' | awk '{s += $1} END {print s}')
 OUT="$WORK/kiosk.zip"; OUT2="$WORK/kiosk-nosync.zip"; OUT3="$WORK/kiosk-stored.zip"; CLI="$WORK/cli.zip"; CP="$WORK/cpdst"
+ZF="$WORK/zipfoundation.zip"
 # Cold input, resident programs: after dropping the cache, each program runs once on nothing so its
 # own code and libraries are cached again (a server is resident; what is cold for it is the issue).
 DROP="sync; echo 3 > /proc/sys/vm/drop_caches; '$BIN' --warm-up; cp --version >/dev/null; zip -v >/dev/null"
@@ -66,6 +68,7 @@ run_mode() {  # mode prepare-suffix warmup
         --prepare "rm -f '$OUT'$extra" --command-name "kiosk (fsync)" "'$BIN' '$SRC' '$OUT'" \
         --prepare "rm -f '$OUT2'$extra" --command-name "kiosk (no fsync)" "'$BIN' '$SRC' '$OUT2' --no-sync" \
         --prepare "rm -f '$OUT3'$extra" --command-name "kiosk (store all, no fsync)" "'$BIN' '$SRC' '$OUT3' --no-sync --min-saving 1" \
+        --prepare "rm -f '$ZF'$extra" --command-name "ZIPFoundation (no fsync)" "'$BIN' '$SRC' '$ZF' --zipfoundation" \
         --prepare "rm -rf '$CP'$extra" --command-name "cp -r" "cp -r '$SRC' '$CP'" \
         --prepare "rm -f '$CLI'$extra" --command-name "zip -q -r -n .jpg:.jpeg" "cd '$SRC' && zip -q -r -n .jpg:.jpeg '$CLI' ." \
         >&2
@@ -89,7 +92,8 @@ import json, os, sys
 results, files, total, ours, cli, modes, inproc = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5], sys.argv[6].split(), sys.argv[7]
 print(f"# bundle of one 48-page issue: {files} files, {total / 1e6:.1f} MB in; "
       f"kiosk zip {os.path.getsize(ours) / 1e6:.2f} MB, zip CLI {os.path.getsize(cli) / 1e6:.2f} MB")
-names = ["kiosk (fsync)", "kiosk (no fsync)", "kiosk (store all, no fsync)", "cp -r", "zip -q -r -n .jpg:.jpeg"]
+names = ["kiosk (fsync)", "kiosk (no fsync)", "kiosk (store all, no fsync)", "ZIPFoundation (no fsync)", "cp -r",
+         "zip -q -r -n .jpg:.jpeg"]
 for mode in modes:
     with open(os.path.join(results, f"bundle-{mode}.json")) as f:
         r = {x["command"]: x for x in json.load(f)["results"]}

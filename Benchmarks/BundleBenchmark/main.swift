@@ -12,9 +12,13 @@
 //
 // SRC is a staged issue as zip_bench.py lays it out: edicio.xml, pdf/NNN.pdf, jpg/NNN.jpg, jpgA/NNN.jpg.
 // With --repeat N the build runs N times in this process and prints the mean (no process start-up).
+//
+// --zipfoundation: the same bundle written by ZIPFoundation instead (JPEGs stored, PDFs and edicio.xml
+// deflated, no probe, no SHA-256, no fsync): the library the ZIP writer was measured against.
 import Foundation
 import KioskEditions
 import KioskModels
+import ZIPFoundation
 
 var arguments = Array(CommandLine.arguments.dropFirst())
 var sync = true
@@ -35,6 +39,8 @@ if let index = arguments.firstIndex(of: "--workers"), index + 1 < arguments.coun
     arguments.removeSubrange(index...(index + 1))
 }
 if let index = arguments.firstIndex(of: "--no-sync") { sync = false; arguments.remove(at: index) }
+var useZIPFoundation = false
+if let index = arguments.firstIndex(of: "--zipfoundation") { useZIPFoundation = true; arguments.remove(at: index) }
 if let index = arguments.firstIndex(of: "--repeat"), index + 1 < arguments.count {
     repeats = Int(arguments[index + 1]) ?? 1
     arguments.removeSubrange(index...(index + 1))
@@ -62,7 +68,27 @@ for kind in ["pdf", "jpg", "jpgA"] {
 var options = BundleOptions(minimumSaving: minimumSaving, sync: sync, workers: workers)
 if let level { options.compressionLevel = level }
 let date = IssueDate("2025-06-30")!
+
+/// The bundle through ZIPFoundation: `edicio.xml` and the PDFs deflated, the JPEGs stored.
+@MainActor func buildWithZIPFoundation(to output: String) throws {
+    let archive = try Archive(url: URL(fileURLWithPath: output), accessMode: .create)
+    let base = URL(fileURLWithPath: source)
+    try archive.addEntry(with: "edicio.xml", relativeTo: base, compressionMethod: .deflate)
+    for entry in entries {
+        try archive.addEntry(with: entry.name, relativeTo: base, compressionMethod: entry.alwaysStore ? .none : .deflate)
+    }
+}
+
 do {
+    if useZIPFoundation {
+        for _ in 0..<max(repeats, 1) {
+            unlink(output)
+            let start = Date()
+            try buildWithZIPFoundation(to: output)
+            if repeats > 0 { print(String(format: "zipfoundation build: %.2f ms", Date().timeIntervalSince(start) * 1000)) }
+        }
+        exit(0)
+    }
     if repeats > 0 {
         var total = 0.0
         for _ in 0..<repeats {

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import CZlib
+import CLibZ
 
 /// Unpacks an uploaded publish folder (ZIP, tar or gzip-compressed tar, told apart by content) into an
 /// empty folder, refusing anything that could write outside it or is not a plain file or folder:

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import CZlib
+import CLibZ
 import Dispatch
 import KioskModels
 

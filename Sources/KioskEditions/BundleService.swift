@@ -40,6 +40,7 @@ public actor BundleService: IssueBundles {
                                            editionName: offered.edition.name, date: contents.date,
                                            revision: contents.revision)
         let pages = contents.pages.map { BundleManifest.Page(number: $0.number, section: $0.section) }
+        logger.info("bundle missing: building it", metadata: ["path": .string(path)])
         let task = Task { [directory, options, registry, logger] () throws -> (BundleInfo, fresh: Bool) in
             let start = FS.monotonic()
             let (built, fresh) = try await Blocking.run {

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import CZlib
+import CLibZ
 import Crypto
 
 /// Raw deflate (no zlib header, windowBits -15) over one `z_stream` reused for every entry.

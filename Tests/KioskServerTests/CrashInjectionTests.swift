@@ -13,6 +13,7 @@ import Testing
     /// What a round did, for the failure messages.
     enum Round: CustomStringConvertible {
         case publish(date: String), bundles, demos, userImport
+        var isBundles: Bool { if case .bundles = self { true } else { false } }
         var description: String {
             switch self {
             case .publish(let date): "publish \(date)"
@@ -41,10 +42,6 @@ import Testing
                 environment: Self.environment)
             try #require(status == 0, "publish failed: \(errors)")
         }
-        let publishStarted = ContinuousClock.now
-        _ = try await ServerProcess.run(["publish", "--quiet", "--config", config, "--edition", "8", "--date", Self.dates[0], issue],
-                                        environment: Self.environment)
-        let publishTime = Int((ContinuousClock.now - publishStarted) / .milliseconds(1))
         func writeUsers(_ prefix: String) throws -> String {
             var csv = "username,name,email,password,subscriptions\n"
             for index in 0..<Self.importSize { csv += "\(prefix)-user\(index),U,u@example.cat,\(hash),1:2026-01-01\n" }
@@ -52,12 +49,6 @@ import Testing
             try csv.write(toFile: file, atomically: true, encoding: .utf8)
             return file
         }
-        let importStarted = ContinuousClock.now
-        let (importStatus, _, importErrors) = try await ServerProcess.run(["user", "import", "--config", config, try writeUsers("w")],
-                                                                          environment: Self.environment)
-        try #require(importStatus == 0, "import failed: \(importErrors)")
-        let importTime = Int((ContinuousClock.now - importStarted) / .milliseconds(1))
-
         func check(clean: Bool = false) async throws -> [String: Any] {
             let output = try await runClient("python3", [root + "/Tests/Clients/crash_check.py", database, editions, log,
                                                          String(Self.importSize)] + (clean ? ["--clean"] : []))
@@ -73,26 +64,29 @@ import Testing
             case 2: round = .demos
             default: round = .userImport
             }
-            let delay: Int
+            var delay = 0, marker = ""
             switch round {
             case .publish(let date):
-                delay = Int.random(in: 0...(publishTime * 3 / 2))
-                let command = ["publish", "--quiet", "--config", config, "--edition", "8", "--date", date, issue]
-                interrupted += try await Self.killed(command, after: delay) ? 1 : 0
+                // Killed in a random phase (the CLI names each as it starts), a random moment into it.
+                marker = ["checking", "copying", "bundling", "committing"].randomElement()!
+                delay = Int.random(in: 0...40)
+                let command = ["publish", "--config", config, "--edition", "8", "--date", date, issue]
+                interrupted += try await Self.killed(command, after: marker, plus: delay, log: directory.path + "/cli.err") ? 1 : 0
             case .userImport:
-                let file = try writeUsers("r\(number)")
-                delay = Int.random(in: 0...(importTime * 6 / 5))
-                interrupted += try await Self.killed(["user", "import", "--config", config, file], after: delay) ? 1 : 0
+                // Before or inside the one write transaction.
+                marker = Bool.random() ? "in one transaction" : ""
+                delay = Int.random(in: 0...80)
+                let command = ["user", "import", "--config", config, try writeUsers("r\(number)")]
+                interrupted += try await Self.killed(command, after: marker, plus: delay, log: directory.path + "/cli.err") ? 1 : 0
             case .bundles, .demos:
                 if case .bundles = round { try Self.removeBundles(under: editions + "/8") }
                 let server = try await ServerProcess(["--config", config], environment: Self.environment)
+                let answered = (try? FileManager.default.attributesOfItem(atPath: log)[.size] as? Int) ?? 0
                 let arguments: [String]
                 if case .bundles = round {
                     arguments = [String(server.port), log, "bundles"] + Self.dates
-                    delay = Int.random(in: 0...400)
                 } else {
                     arguments = [String(server.port), log, "demos", "r\(number)", Self.dates[0]]
-                    delay = Int.random(in: 50...700)
                 }
                 let load = Process()
                 load.executableURL = URL(fileURLWithPath: "/usr/bin/env")
@@ -100,18 +94,30 @@ import Testing
                 load.standardOutput = FileHandle.nullDevice
                 load.standardError = FileHandle.nullDevice
                 try load.run()
+                // Work has begun: a bundle build (the server logs it) or the first answers to the load.
+                let deadline = ContinuousClock.now + .seconds(20)
+                while load.isRunning, ContinuousClock.now < deadline {
+                    if case .bundles = round {
+                        if server.log.contains("bundle missing: building it") { break }
+                    } else if ((try? FileManager.default.attributesOfItem(atPath: log)[.size] as? Int) ?? 0) > answered {
+                        break
+                    }
+                    try await Task.sleep(for: .milliseconds(1))
+                }
+                delay = Int.random(in: 0...(round.isBundles ? 60 : 400))
                 try await Task.sleep(for: .milliseconds(delay))
+                let working = load.isRunning
                 server.signal(SIGKILL)
                 _ = try await server.waitForExit()
-                interrupted += 1
+                interrupted += working ? 1 : 0
                 try await Self.waitForExit(load)
             }
             kills += 1
             let report = try await check()
-            #expect(report["problems"] as? [String] == [], "after kill \(kills) (\(round), \(delay) ms): \(report)")
+            #expect(report["problems"] as? [String] == [], "after kill \(kills) (\(round), \(marker) + \(delay) ms): \(report)")
         }
         #expect(kills >= 50)
-        #expect(interrupted >= 36, "only \(interrupted) of \(kills) kills landed while work was going on")
+        #expect(interrupted >= 42, "only \(interrupted) of \(kills) kills landed while work was going on")
 
         // A clean start: leftovers removed; every issue's bundle served (missing ones rebuilt on demand).
         let server = try await ServerProcess(["--config", config], environment: Self.environment)
@@ -126,16 +132,22 @@ import Testing
         #expect((report["downloads"] as? Int ?? 0) > 0)
     }
 
-    /// Runs `KioskServer arguments…`, kills it after `milliseconds`; true when the kill found it running.
-    static func killed(_ arguments: [String], after milliseconds: Int) async throws -> Bool {
+    /// Runs `KioskServer arguments…` and kills it `milliseconds` after `marker` appears in its standard
+    /// error (empty: after it starts); true when the kill found it running.
+    static func killed(_ arguments: [String], after marker: String, plus milliseconds: Int, log: String) async throws -> Bool {
+        _ = FileManager.default.createFile(atPath: log, contents: nil)
         let process = Process()
         process.executableURL = ServerProcess.executable
         process.arguments = arguments
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         process.currentDirectoryURL = URL(fileURLWithPath: TestKiosk.repositoryRoot)
         process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
+        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
         try process.run()
+        while !marker.isEmpty, process.isRunning,
+              !((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").contains(marker) {
+            try await Task.sleep(for: .milliseconds(1))
+        }
         try await Task.sleep(for: .milliseconds(milliseconds))
         kill(process.processIdentifier, SIGKILL)
         try await waitForExit(process)
