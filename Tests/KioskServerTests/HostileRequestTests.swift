@@ -299,6 +299,59 @@ import Testing
         #expect(result["garbage"] as? [String] == Array(repeating: "HTTP/1.1 401 Unauthorized", count: 4))
     }
 
+    @Test func floodOfDistinctWrongPasswordsLeavesOthersServed() async throws {
+        let kiosk = try await TestKiosk()
+        try await kiosk.addIssue(edition: 1, date: "2025-06-02", pages: 1)
+        let link = kiosk.runtime.runtime.delivery.links.path(to: "1/2025-06-02/r1/jpgA/001.jpg", now: Int64(Date().timeIntervalSince1970))
+        let result = try await Self.serve(kiosk) { server in
+            try await Self.run(server, #"""
+                import threading
+                body = NORMAL.encode()
+                stop = time.time() + 4
+                statuses = {}
+                lock = threading.Lock()
+                def flood(n):
+                    s = socket.create_connection(("127.0.0.1", PORT), timeout=60)
+                    i = 0
+                    while time.time() < stop:
+                        auth = "Authorization: Basic " + base64.b64encode(b"kiosk:flood-%d-%d" % (n, i)).decode() + "\r\n"
+                        status, _ = exchange(s, ("POST /RPC2 HTTP/1.1\r\nHost: x\r\nContent-Type: text/xml\r\nContent-Length: %d\r\n%s\r\n" % (len(body), auth)).encode() + body)
+                        with lock:
+                            statuses[status] = statuses.get(status, 0) + 1
+                        i += 1
+                    s.close()
+                normal()     # the apps' shared credentials were verified (and cached) before the flood
+                threads = [threading.Thread(target=flood, args=(n,)) for n in range(16)]
+                for t in threads:
+                    t.start()
+                time.sleep(0.5)
+                worst_call, worst_file, files = 0.0, 0.0, []
+                while time.time() < stop - 0.5:
+                    start = time.time()
+                    ok = normal()
+                    worst_call = max(worst_call, time.time() - start)
+                    start = time.time()
+                    s = socket.create_connection(("127.0.0.1", PORT), timeout=30)
+                    status, data = exchange(s, ("GET %s HTTP/1.1\r\nHost: x\r\n\r\n" % LINK).encode())
+                    s.close()
+                    worst_file = max(worst_file, time.time() - start)
+                    files.append(status if ok else "call failed")
+                    time.sleep(0.2)
+                for t in threads:
+                    t.join()
+                result = {"statuses": statuses, "worst_call": worst_call, "worst_file": worst_file, "files": files, "normal": normal()}
+                """#.replacingOccurrences(of: "LINK", with: HTTPBehaviourTests.pythonLiteral(link)))
+        }
+        // Every flood request is refused; meanwhile cached clients and file delivery stay quick.
+        let statuses = result["statuses"] as? [String: Int] ?? [:]
+        #expect(Array(statuses.keys) == ["HTTP/1.1 401 Unauthorized"], "\(statuses)")
+        let files = result["files"] as? [String] ?? []
+        #expect(!files.isEmpty && files.allSatisfy { $0 == "HTTP/1.1 200 OK" }, "\(files)")
+        #expect((result["worst_call"] as? Double ?? 99) < 1, "\(result)")
+        #expect((result["worst_file"] as? Double ?? 99) < 1, "\(result)")
+        #expect(result["normal"] as? Bool == true)
+    }
+
     @Test func pathTricksOnFileLinksNeverLeaveTheEditionsDirectory() async throws {
         let kiosk = try await TestKiosk()
         // A published issue (the server's start-up clean-up removes anything the database does not know).
