@@ -37,7 +37,8 @@ public struct SignedLinks: LinkSigning, Sendable {
     /// Scheme and authority put before the path, e.g. `https://kiosk.example.cat` (no trailing `/`).
     public let baseURL: String
     public let lifetimeSeconds: Int64
-    private let key: SymmetricKey
+    /// HMAC-SHA256 with the key already absorbed: each link copies it instead of redoing the key schedule.
+    private let keyedMAC: HMAC<SHA256>
     private let secret: [UInt8]
 
     public init(format: LinkFormat = .kiosk, secret: String, prefix: String = "/files", baseURL: String,
@@ -47,7 +48,7 @@ public struct SignedLinks: LinkSigning, Sendable {
         self.baseURL = baseURL.hasSuffix("/") ? String(baseURL.dropLast()) : baseURL
         self.lifetimeSeconds = lifetimeSeconds
         self.secret = Array(secret.utf8)
-        self.key = SymmetricKey(data: self.secret)
+        self.keyedMAC = HMAC<SHA256>(key: SymmetricKey(data: self.secret))
     }
 
     /// An absolute URL for `relativePath`, valid from `now` for the lifetime.
@@ -69,7 +70,9 @@ public struct SignedLinks: LinkSigning, Sendable {
     }
 
     func kioskToken(timestamp: String, relativePath: String) -> String {
-        Base64URL.encode(HMAC<SHA256>.authenticationCode(for: Array("/\(timestamp)/\(relativePath)".utf8), using: key))
+        var mac = keyedMAC
+        mac.update(data: Array("/\(timestamp)/\(relativePath)".utf8))
+        return Base64URL.encode(mac.finalize())
     }
 
     func nginxToken(expires: String, uri: String) -> String {

@@ -39,6 +39,16 @@ import Testing
         let (path, query) = request(url)
         #expect(links(.kiosk).verify(rawPath: path, query: query, now: now) == .valid(relativePath: relative))
         #expect(links(.kiosk).verify(rawPath: path, query: query, now: now + 3600) == .valid(relativePath: relative))
+        // One signer, many links (each copies the keyed HMAC): every token is still the independent one.
+        let signer = links(.kiosk)
+        for (index, other) in ["1/2025-06-30/r1/jpg/001.jpg", relative, "8/2025-05-31/r2/8-2025-05-31.zip"].enumerated() {
+            let stamp = String(now + Int64(index), radix: 16)
+            let expected = try python("""
+                import base64, hashlib, hmac, sys
+                print(base64.urlsafe_b64encode(hmac.new(sys.argv[1].encode(), sys.argv[2].encode(), hashlib.sha256).digest()).rstrip(b'=').decode())
+                """, secret, "/\(stamp)/\(other)")
+            #expect(signer.link(to: other, now: now + Int64(index)) == "https://kiosk.example.cat/files/\(expected)/\(stamp)/\(other)")
+        }
     }
 
     @Test func nginxFormatIsSecureLinkMD5() throws {
