@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import Testing
 @testable import KioskServer
 
@@ -155,6 +156,29 @@ import Testing
         #expect(server.log.contains("rpc=https://"))
         server.signal(SIGTERM)
         #expect(try await server.waitForExit() == 0)
+    }
+
+    @Test func benchmarkPeerZipRouteNeedsCredentialsAndRedirectsToTheSignedBundle() async throws {
+        let kiosk = try await TestKiosk()
+        try await kiosk.addIssue(edition: 8, date: "2025-06-02")
+        let app = try buildApplication(runtime: kiosk.runtime, host: "127.0.0.1", port: 0, logger: Logger(label: "test"),
+                                       benchmarkPeerRoutes: true)
+        let saved = kiosk.directory.path + "/peer-route.zip"
+        try await app.test(.live) { client in
+            let base = "http://127.0.0.1:\(client.port!)/zip/8"
+            let refused = try await runClient("curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", base + "/2025-06-02.zip"])
+            #expect(refused == "401")
+            let redirect = try await runClient("curl", ["-s", "-u", "kiosk:secret", "-o", "/dev/null", "-w", "%{http_code} %{redirect_url}",
+                                                        base + "/2025-06-02.zip"])
+            #expect(redirect.hasPrefix("302 http://127.0.0.1:8080/files/"), "\(redirect)")
+            let missing = try await runClient("curl", ["-s", "-u", "kiosk:secret", "-o", "/dev/null", "-w", "%{http_code}", base + "/1999-01-01.zip"])
+            #expect(missing == "404")
+            // Followed (the link's host is the configured one; fetch its path from this server).
+            let path = String(redirect.split(separator: " ")[1].dropFirst("http://127.0.0.1:8080".count))
+            let fetched = try await runClient("curl", ["-s", "-o", saved, "-w", "%{http_code}", "http://127.0.0.1:\(client.port!)" + path])
+            #expect(fetched == "200")
+        }
+        #expect(try await runClient("unzip", ["-tq", saved]).contains("No errors"))
     }
 
     /// A Python string literal for `text`.

@@ -59,7 +59,7 @@ struct ServeCommand: AsyncParsableCommand {
         let server = configuration.server
         let app = try buildApplication(
             runtime: runtime, host: configuration.server.host, port: configuration.server.port, logger: logger,
-            metrics: metrics, services: [reloader],
+            metrics: metrics, benchmarkPeerRoutes: data != nil, services: [reloader],
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? server.port
                 if server.port == 0, server.publicURL == nil {

@@ -7,8 +7,9 @@ import NIOCore
 import NIOSSL
 import ServiceLifecycle
 
-/// The routes of the server, on the runtime in `runtime`; with `metrics`, HTTP metrics and `GET /metrics`.
-func buildRouter(runtime: RuntimeBox, metrics: KioskMetrics? = nil) -> Router<KioskRequestContext> {
+/// The routes of the server, on the runtime in `runtime`; with `metrics`, HTTP metrics and `GET /metrics`;
+/// with `benchmarkPeerRoutes` (`serve --data`), the reference peer's `/zip` route too.
+func buildRouter(runtime: RuntimeBox, metrics: KioskMetrics? = nil, benchmarkPeerRoutes: Bool = false) -> Router<KioskRequestContext> {
     let router = Router(context: KioskRequestContext.self)
     router.add(middleware: RuntimeMiddleware(current: runtime))
     if let metrics { router.add(middleware: HTTPMetricsMiddleware(metrics: metrics)) }
@@ -20,6 +21,7 @@ func buildRouter(runtime: RuntimeBox, metrics: KioskMetrics? = nil) -> Router<Ki
     // The prefix is fixed at start; the delivery and endpoint follow reloads through the request's runtime.
     addFileDeliveryRoutes(to: router, prefix: runtime.runtime.configuration.links.prefix) { $0.runtime.delivery }
     addPublishRoutes(to: router) { $0.runtime.publishing }
+    if benchmarkPeerRoutes { BenchmarkPeerRoutes().addRoutes(to: router) }
     return router
 }
 
@@ -28,6 +30,7 @@ func buildRouter(runtime: RuntimeBox, metrics: KioskMetrics? = nil) -> Router<Ki
 func buildApplication(
     runtime: RuntimeBox, host: String, port: Int, logger: Logger,
     metrics: KioskMetrics? = nil,
+    benchmarkPeerRoutes: Bool = false,
     services: [any Service] = [],
     onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
 ) throws -> some ApplicationProtocol {
@@ -46,7 +49,7 @@ func buildApplication(
         server = http1
     }
     return Application(
-        router: buildRouter(runtime: runtime, metrics: metrics),
+        router: buildRouter(runtime: runtime, metrics: metrics, benchmarkPeerRoutes: benchmarkPeerRoutes),
         server: server,
         configuration: .init(address: .hostname(host, port: port), serverName: "Kiosk"),
         services: services,
