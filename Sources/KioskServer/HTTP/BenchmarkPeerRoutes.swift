@@ -1,5 +1,6 @@
 import Hummingbird
 import KioskModels
+import KioskRPC
 
 /// `GET /zip/{edicio_id}/{YYYY-MM-DD}.zip` with API client credentials: the reference peer's bundle route
 /// (`../shared/bench/peer_server.py`), added only by `serve --data`, so the shared load harness
@@ -24,7 +25,7 @@ struct BenchmarkPeerRoutes {
             (offered, contents) = try await environment.service.openIssue(
                 appKey: app.key, identityKey: "", editionID: editionID, date: date, claimedUserID: "", os: "benchmark")
         } catch let error as KioskError {
-            return .text(.notFound, "No such bundle: \(error).\n")
+            return .text(.notFound, "No such bundle: \(error.xmlrpcFault.message).\n")
         }
         let bundle = try await environment.bundles.bundle(for: contents, offered: offered)
         return Response(status: .found, headers: [.location: environment.links.link(to: bundle.path, now: environment.service.now())])

@@ -85,7 +85,7 @@ struct FileDelivery: Sendable {
         let body = ResponseBody(contentLength: Int(length)) { writer in
             // A few buffers per response, reused in turn: by the time one comes round again the
             // connection has normally sent it, so its storage is refilled in place instead of a fresh
-            // allocation per chunk (which the allocator keeps around as fragmentation under load).
+            // allocation per chunk.
             let buffers = (0..<Self.buffersPerResponse).map { _ in ReusableBuffer(capacity: chunkSize) }
             var offset = start
             var turn = 0
