@@ -37,6 +37,8 @@ let package = Package(
         .systemLibrary(
             name: "CLibZ", pkgConfig: "zlib",
             providers: [.apt(["zlib1g-dev"])]),
+        // System calls the Glibc module does not expose (preadv2 with RWF_NOWAIT).
+        .systemLibrary(name: "CSystemCalls"),
 
         // The XML-RPC protocol: codec on libxml2, dispatch, introspection. Knows nothing of kiosks.
         .target(
@@ -70,7 +72,7 @@ let package = Package(
         .target(
             name: "KioskEditions",
             dependencies: [
-                "KioskModels", "CLibZ",
+                "KioskModels", "CLibZ", "CSystemCalls",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -34,7 +34,7 @@ mkdir -p "$ROOT/Fuzz/bin"
 build() {  # name entry-file
     echo "linking $1"
     nice -n 10 swiftc $SAN -parse-as-library -g -O -enable-testing \
-        -I "$MODULES" -I "$ROOT/Sources/CLibXML2" -I "$ROOT/Sources/CLibZ" -Xcc -I/usr/include/libxml2 \
+        -I "$MODULES" -I "$ROOT/Sources/CLibXML2" -I "$ROOT/Sources/CLibZ" -I "$ROOT/Sources/CSystemCalls" -Xcc -I/usr/include/libxml2 \
         $MAPS $INCLUDES \
         "$ROOT/Fuzz/targets/$2" $OBJECTS -lxml2 -lz -lstdc++ \
         -module-name "$(echo "$2" | sed 's/\.swift$//')" -o "$ROOT/Fuzz/bin/$1"

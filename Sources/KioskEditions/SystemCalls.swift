@@ -1,3 +1,4 @@
+import CSystemCalls
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -35,6 +36,20 @@ public final class OpenFile: Sendable {
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw SystemError("fstat", path) }
         return info
+    }
+
+    /// Reads `count` bytes at `offset` only if they are all in the page cache, without ever waiting for
+    /// the disk (`preadv2` with `RWF_NOWAIT`): true when done, false when the caller must read them
+    /// with `read(into:count:at:)` off the event loop (data not cached, or a kernel without it).
+    public func readIfCached(into buffer: UnsafeMutableRawPointer, count: Int, at offset: Int64) -> Bool {
+        var done = 0
+        while done < count {
+            let n = kiosk_pread_nowait(fd, buffer + done, count - done, off_t(offset) + off_t(done))
+            if n < 0, errno == EINTR { continue }
+            guard n > 0 else { return false }
+            done += n
+        }
+        return true
     }
 
     /// Reads up to `count` bytes at `offset` into `buffer`, retrying short reads; returns the bytes read

@@ -8,7 +8,7 @@ import NIOPosix
 
 /// Serves the files behind signed links: `GET` and `HEAD`, one byte range per request (`206`,
 /// `Content-Range`, `416`), `ETag` with `If-None-Match` and `If-Range`, streamed from an open descriptor
-/// in bounded chunks.
+/// in bounded chunks, read on the connection's event loop when the page cache has them.
 ///
 /// The link is verified first (bad: `403`, expired: `410`); only then is the path, decoded once,
 /// resolved by `EditionsDirectory.open(servable:)`, the one place that decides what may be served
@@ -17,9 +17,9 @@ import NIOPosix
 struct FileDelivery: Sendable {
     let directory: EditionsDirectory
     let links: SignedLinks
-    /// Bytes read from disk per step; at most one chunk per response is in memory at a time (plus what
-    /// the connection's back-pressure lets through).
-    var chunkSize = 256 << 10
+    /// Bytes read per step; each response holds two buffers of this size. 512 KiB measured best: 256 KiB
+    /// costs single-client throughput (0.6-0.7x nginx), 1 MiB costs memory (+95 MiB with 50 downloads).
+    var chunkSize = 512 << 10
     var threadPool: NIOThreadPool = .singleton
     /// Unix seconds.
     var now: @Sendable () -> Int64 = { Int64(time(nil)) }
@@ -83,10 +83,9 @@ struct FileDelivery: Sendable {
         let chunkSize = Int(min(Int64(self.chunkSize), length))
         let pool = threadPool
         let body = ResponseBody(contentLength: Int(length)) { writer in
-            // A few buffers per response, reused in turn: by the time one comes round again the
-            // connection has normally sent it, so its storage is refilled in place instead of a fresh
-            // allocation per chunk.
-            let buffers = (0..<Self.buffersPerResponse).map { _ in ReusableBuffer(capacity: chunkSize) }
+            // Two buffers per response, used in turn: by the time one comes round again the connection
+            // has normally sent it, so its storage is refilled in place.
+            let buffers = [ReusableBuffer(capacity: chunkSize), ReusableBuffer(capacity: chunkSize)]
             var offset = start
             var turn = 0
             let end = start + length
@@ -95,22 +94,21 @@ struct FileDelivery: Sendable {
                 let at = offset
                 let slot = buffers[turn % buffers.count]
                 turn += 1
-                try await pool.runIfActive { try slot.fill(from: file.file, count: want, at: at) }
+                // On the connection's event loop, cached data is read without waiting for the disk; the
+                // loop runs its tasks in order, so by then it has also taken the previous chunk: a fast
+                // disk never queues a whole file behind a busy loop (NIO's outbound writer hands chunks
+                // over without waiting), and there is one thread hop per chunk. Anything not cached
+                // is read on the thread pool.
+                let cached = try await eventLoop?.submit { slot.fillIfCached(from: file.file, count: want, at: at) }.get() ?? false
+                if !cached { try await pool.runIfActive { try slot.fill(from: file.file, count: want, at: at) } }
                 offset += Int64(want)
                 try await writer.write(slot.buffer)
-                // NIO's outbound writer queues the chunk on the event loop and returns at once; back-pressure
-                // only starts once the loop has run that write. Waiting for the loop here keeps a fast disk
-                // from queueing a whole file behind a busy loop: at most a chunk or two per response.
-                if let eventLoop { try await eventLoop.submit {}.get() }
             }
             try await writer.finish(nil)
             withExtendedLifetime(file) {}
         }
         return Response(status: status, headers: headers, body: body)
     }
-
-    /// Buffers each streaming response cycles through.
-    static let buffersPerResponse = 3
 
     /// One chunk buffer, filled on the thread pool and then handed to the connection.
     ///
@@ -130,6 +128,17 @@ struct FileDelivery: Sendable {
                 try file.read(into: raw.baseAddress!, count: count, at: offset)
             }
             guard read == count else { throw FileTruncated() }
+        }
+
+        /// `fill` if the bytes are in the page cache (never waits for the disk); false otherwise.
+        func fillIfCached(from file: OpenFile, count: Int, at offset: Int64) -> Bool {
+            buffer.clear()
+            var cached = false
+            buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: count) { raw in
+                cached = file.readIfCached(into: raw.baseAddress!, count: count, at: offset)
+                return cached ? count : 0
+            }
+            return cached
         }
     }
 
