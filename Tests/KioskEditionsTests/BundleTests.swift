@@ -144,6 +144,27 @@ import Testing
         #expect(names.filter { $0.contains(".tmp-") }.isEmpty)
     }
 
+    @Test(arguments: [1, 2, 4])
+    func aFileMissingMidwayFailsTheBuildAndLeavesNothing(workers: Int) throws {
+        let temp = TemporaryFolder()
+        var entries: [BundleEntry] = []
+        for number in 1...30 {
+            let path = temp.sub("src") + "/pdf/\(number).pdf"
+            try FileManager.default.createDirectory(atPath: FS.parentPath(path), withIntermediateDirectories: true)
+            if number != 17 {   // the 17th is missing: a worker fails while others are ahead and the writer behind
+                try Data((0..<50_000).map { UInt8(truncatingIfNeeded: $0 % 7) }).write(to: URL(fileURLWithPath: path))
+            }
+            entries.append(BundleEntry(name: "pdf/\(number).pdf", source: path, alwaysStore: false))
+        }
+        let zip = temp.path + "/out.zip"
+        #expect(throws: SystemError.self) {
+            try BundleBuilder.build(manifest: Array("<edicio/>".utf8), entries: entries, date: day, to: zip,
+                                    options: BundleOptions(workers: workers))
+        }
+        let left = try FileManager.default.contentsOfDirectory(atPath: temp.path)
+        #expect(left == ["src"], "left behind: \(left)")
+    }
+
     @Test func aBundleOfAWithdrawnAndCleanedRevisionIsNotRecreated() async throws {
         let env = try await TestEnvironment()
         let published = try await env.publisher.publish(
