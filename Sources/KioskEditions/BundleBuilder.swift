@@ -171,20 +171,41 @@ public enum BundleBuilder {
         /// Bytes of input hinted ahead of the writer.
         static let readAhead: Int64 = 64 << 20
 
-        /// The next entry index a worker takes, and whether the writer gave up.
-        final class Cursor: @unchecked Sendable {
-            private let lock = NSLock()
+        /// Hands out entry indices in order and tells a worker when its slot is free: the slot of index
+        /// `i` is free once the writer has written index `i - ring`. (One semaphore per slot would not do:
+        /// a worker holding a later index could take the slot before the one holding the earlier index.)
+        final class Progress: @unchecked Sendable {
+            private let condition = NSCondition()
             private var next = 0
+            private var written = 0
             private var stopped = false
+
+            /// The next index to prepare, or nil when the writer gave up.
             func take() -> Int? {
-                lock.withLock {
+                condition.withLock {
                     guard !stopped else { return nil }
                     defer { next += 1 }
                     return next
                 }
             }
-            func stop() { lock.withLock { stopped = true } }
-            var isStopped: Bool { lock.withLock { stopped } }
+
+            /// Waits until the writer has written `count` entries; false when it gave up.
+            func waitUntilWritten(_ count: Int) -> Bool {
+                condition.lock()
+                defer { condition.unlock() }
+                while written < count && !stopped { condition.wait() }
+                return !stopped
+            }
+
+            func wrote(_ count: Int) {
+                condition.withLock { written = count }
+                condition.broadcast()
+            }
+
+            func stop() {
+                condition.withLock { stopped = true }
+                condition.broadcast()
+            }
         }
 
         func run() throws {
@@ -194,16 +215,14 @@ public enum BundleBuilder {
             let ring = 2 * workers
             let slots = try (0..<ring).map { _ in try EntrySlot(options: options) }
             let ready = (0..<ring).map { _ in DispatchSemaphore(value: 0) }
-            let free = (0..<ring).map { _ in DispatchSemaphore(value: 1) }
-            let cursor = Cursor()
+            let progress = Progress()
             let entries = self.entries
             let group = DispatchGroup()
             for _ in 0..<workers {
                 DispatchQueue.global(qos: .utility).async(group: group) {
-                    while let index = cursor.take(), index < entries.count {
+                    while let index = progress.take(), index < entries.count {
                         let position = index % ring
-                        free[position].wait()
-                        if cursor.isStopped { return }
+                        guard progress.waitUntilWritten(index - ring + 1) else { return }
                         slots[position].entry = entries[index]
                         slots[position].prepare()
                         ready[position].signal()
@@ -239,14 +258,10 @@ public enum BundleBuilder {
                 }
                 slot.source = nil
                 writtenBytes += sizes[index]
-                free[position].signal()
                 if failure != nil { break }
+                progress.wrote(index + 1)
             }
-            if failure != nil {
-                // Wake every worker waiting for a slot; each sees the stop and returns.
-                cursor.stop()
-                for semaphore in free { for _ in 0..<workers { semaphore.signal() } }
-            }
+            if failure != nil { progress.stop() }   // workers waiting for a slot return
             group.wait()
             if let failure { throw failure }
         }

@@ -144,6 +144,19 @@ import Testing
         #expect(names.filter { $0.contains(".tmp-") }.isEmpty)
     }
 
+    @Test func manyWorkersKeepEntryOrderAndBytes() throws {
+        // Distinct entries of equal size: a swapped pair would keep the size and change the hash.
+        let files = (1...60).map { number in
+            ("pdf/\(number).pdf", (0..<30_000).map { UInt8(truncatingIfNeeded: ($0 &* 31 &+ number) % 97) })
+        }
+        let first = try build(files, options: BundleOptions(sync: false, workers: 1))
+        for _ in 0..<15 {
+            let again = try build(files, options: BundleOptions(sync: false, workers: 8))
+            #expect(again.built.sha256 == first.built.sha256)
+        }
+        _ = try acceptedByUnzipAndPython(first.zip, folder: first.folder)
+    }
+
     @Test(arguments: [1, 2, 4])
     func aFileMissingMidwayFailsTheBuildAndLeavesNothing(workers: Int) throws {
         let temp = TemporaryFolder()
