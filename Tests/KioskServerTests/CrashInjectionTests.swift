@@ -116,7 +116,6 @@ import Testing
             let report = try await check()
             #expect(report["problems"] as? [String] == [], "after kill \(kills) (\(round), \(marker) + \(delay) ms): \(report)")
         }
-        #expect(kills >= 50)
         #expect(interrupted >= 42, "only \(interrupted) of \(kills) kills landed while work was going on")
 
         // A clean start: leftovers removed; every issue's bundle served (missing ones rebuilt on demand).

@@ -29,8 +29,9 @@ struct FileDelivery: Sendable {
         self.links = links
     }
 
-    /// - Parameter eventLoop: the connection's event loop; when given, each chunk waits for the loop to
-    ///   take the previous one (see `ConnectionEventLoopProviding`).
+    /// - Parameter eventLoop: the connection's event loop; when given, cached chunks are read on it, which
+    ///   also paces the response to the loop (see the body below). Without it, every chunk is read on
+    ///   the thread pool.
     func respond(to request: Request, eventLoop: (any EventLoop)? = nil) async throws -> Response {
         let relative: String
         switch links.verify(rawPath: request.uri.path, query: request.uri.query, now: now()) {
@@ -110,11 +111,11 @@ struct FileDelivery: Sendable {
         return Response(status: status, headers: headers, body: body)
     }
 
-    /// One chunk buffer, filled on the thread pool and then handed to the connection.
+    /// One chunk buffer, filled on the event loop or the thread pool and then handed to the connection.
     ///
-    /// The box holds the only reference between uses, so `fill` writes into the same storage unless
-    /// the connection still holds the previous chunk (then ByteBuffer copies on write, as before).
-    /// Used by one response task at a time: filled on the pool while the task awaits, read after.
+    /// The box holds the only reference between uses, so a fill writes into the same storage unless the
+    /// connection still holds the previous chunk (then `clear()` gives it fresh storage). Used by one
+    /// response task at a time: filled while the task awaits, read after.
     final class ReusableBuffer: @unchecked Sendable {
         private(set) var buffer: ByteBuffer
 
