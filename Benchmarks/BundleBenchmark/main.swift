@@ -1,7 +1,7 @@
 // Builds one issue bundle with KioskEditions' BundleBuilder: the code path of a publish or a
 // first-demand build, timed from outside by Benchmarks/bundle_bench.sh (hyperfine).
 //
-//     BundleBenchmark SRC OUT [--no-sync] [--repeat N] [--workers N] [--min-saving F] [--level N]
+//     BundleBenchmark SRC OUT [--no-sync] [--repeat N [--drop-caches]] [--workers N] [--min-saving F] [--level N]
 //
 // --min-saving: the fraction deflating must save for an entry to be deflated (default 0.05, as in
 // production); 1 stores everything (the I/O floor of the builder).
@@ -11,7 +11,9 @@
 // (a server is resident; what is cold for it is the issue).
 //
 // SRC is a staged issue as zip_bench.py lays it out: edicio.xml, pdf/NNN.pdf, jpg/NNN.jpg, jpgA/NNN.jpg.
-// With --repeat N the build runs N times in this process and prints the mean (no process start-up).
+// With --repeat N the build runs N times in this process and prints the mean (no process start-up);
+// add --drop-caches (root) to sync and drop the page cache before each build: the issue's files are
+// read cold, while this process's own code stays resident, as in a running server.
 //
 // --zipfoundation: the same bundle written by ZIPFoundation instead (JPEGs stored, PDFs and edicio.xml
 // deflated, no probe, no SHA-256, no fsync): the library the ZIP writer was measured against.
@@ -39,6 +41,8 @@ if let index = arguments.firstIndex(of: "--workers"), index + 1 < arguments.coun
     arguments.removeSubrange(index...(index + 1))
 }
 if let index = arguments.firstIndex(of: "--no-sync") { sync = false; arguments.remove(at: index) }
+var dropCaches = false
+if let index = arguments.firstIndex(of: "--drop-caches") { dropCaches = true; arguments.remove(at: index) }
 var useZIPFoundation = false
 if let index = arguments.firstIndex(of: "--zipfoundation") { useZIPFoundation = true; arguments.remove(at: index) }
 if let index = arguments.firstIndex(of: "--repeat"), index + 1 < arguments.count {
@@ -53,7 +57,7 @@ if arguments == ["--warm-up"] {
     exit(0)
 }
 guard arguments.count == 2 else {
-    FileHandle.standardError.write(Data("usage: BundleBenchmark SRC OUT [--no-sync] [--repeat N]\n".utf8))
+    FileHandle.standardError.write(Data("usage: BundleBenchmark SRC OUT [--no-sync] [--repeat N [--drop-caches]] [--workers N] [--min-saving F] [--level N] [--zipfoundation]\n".utf8))
     exit(2)
 }
 let source = arguments[0], output = arguments[1]
@@ -93,11 +97,19 @@ do {
         var total = 0.0
         for _ in 0..<repeats {
             unlink(output)
+            if dropCaches {
+                Glibc.sync()
+                guard let control = fopen("/proc/sys/vm/drop_caches", "w"), fputs("3\n", control) >= 0, fclose(control) == 0 else {
+                    FileHandle.standardError.write(Data("--drop-caches: cannot write /proc/sys/vm/drop_caches (needs root)\n".utf8))
+                    exit(1)
+                }
+            }
             let start = Date()
             _ = try BundleBuilder.build(manifest: manifest, entries: entries, date: date, to: output, options: options)
             total += Date().timeIntervalSince(start)
         }
-        print(String(format: "in-process mean over %d builds: %.2f ms", repeats, total / Double(repeats) * 1000))
+        let mean = String(format: "%.2f", total / Double(repeats) * 1000)
+        print("in-process mean over \(repeats) \(dropCaches ? "cold" : "warm") builds: \(mean) ms")
     } else {
         let built = try BundleBuilder.build(manifest: manifest, entries: entries, date: date, to: output, options: options)
         if ProcessInfo.processInfo.environment["BUNDLE_BENCH_VERBOSE"] != nil {
