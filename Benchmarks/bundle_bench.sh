@@ -38,13 +38,8 @@ if [ ! -f "$DATA/kiosk.sqlite" ]; then
     python3 "$BENCH/gen_data.py" "$DATA" >&2
 fi
 
-# Its own scratch folder: a release build there does not hold the lock of the everyday .build.
-# Built as the server is deployed (README, Deployment): release, Swift runtime linked statically.
-SCRATCH="${KIOSK_BENCH_SCRATCH:-$ROOT/.build-bench}"
-BUILD=(swift build -c release --static-swift-stdlib --scratch-path "$SCRATCH" --product BundleBenchmark)
-echo "building BundleBenchmark (release, static Swift runtime, in $SCRATCH) ..." >&2
-(cd "$ROOT" && "${BUILD[@]}" 2>&1 | tail -1 >&2)
-BIN="$(cd "$ROOT" && "${BUILD[@]}" --show-bin-path)/BundleBenchmark"
+source "$HERE/release.sh"
+BIN="$(release_binary BundleBenchmark)"
 
 WORK="$DATA/_bundlebench"
 rm -rf "$WORK"

@@ -11,8 +11,8 @@ DATA="${DATA:-$ROOT/.bench-data}"
 DURATION="${DURATION:-10}"
 PORT="${PORT:-8771}"
 NGINX_PORT="${NGINX_PORT:-8772}"
-BIN="$ROOT/.build-release/release/KioskServer"
-[ -x "$BIN" ] || swift build -c release --scratch-path "$ROOT/.build-release" --product KioskServer
+source "$ROOT/Benchmarks/release.sh"
+BIN="$(release_binary KioskServer)"
 WORK="$(mktemp -d)"
 trap 'kill $KIOSK_PID 2>/dev/null; nginx -p "$WORK" -c "$WORK/nginx.conf" -s stop 2>/dev/null; rm -rf "$WORK"' EXIT
 

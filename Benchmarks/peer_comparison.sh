@@ -14,8 +14,8 @@ DATA="${DATA:-$ROOT/.bench-data}"
 mkdir -p "$ROOT/Benchmarks/results"
 command -v wrk >/dev/null || { echo "wrk is needed: apt-get install wrk" >&2; exit 1; }
 
-swift build -c release --scratch-path "$ROOT/.build-release" --product KioskServer
-BIN="$ROOT/.build-release/release/KioskServer"
+source "$ROOT/Benchmarks/release.sh"
+BIN="$(release_binary KioskServer)"
 python3 "$BENCH/gen_data.py" "$DATA"
 
 stamp="$(date +%Y%m%d-%H%M%S)"

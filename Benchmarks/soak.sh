@@ -13,8 +13,8 @@ ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 MINUTES="${1:-10}"
 DATA="${DATA:-$ROOT/.bench-data}"
 PORT="${PORT:-8781}"
-BIN="$ROOT/.build-release/release/KioskServer"
-[ -x "$BIN" ] || swift build -c release --scratch-path "$ROOT/.build-release" --product KioskServer
+source "$ROOT/Benchmarks/release.sh"
+BIN="$(release_binary KioskServer)"
 [ -f "$DATA/dataset.json" ] || { echo "no data set in $DATA (run Benchmarks/peer_comparison.sh once)" >&2; exit 1; }
 WORK="$(mktemp -d)"
 PIDS=()

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Times `KioskServer stats` on a year of generated data (default: one million downloads).
 #
-#   Benchmarks/stats_bench.sh                 # uses .build/release/KioskServer, else .build/debug
+#   Benchmarks/stats_bench.sh                 # builds KioskServer as deployed (Benchmarks/release.sh)
 #   KIOSK_BIN=path/to/KioskServer ROWS=2000000 Benchmarks/stats_bench.sh
 #
 # The database is created and migrated by the binary itself (`user add`, `user subscribe`), then
@@ -14,11 +14,9 @@ ROWS=${ROWS:-1000000}
 RUNS=${RUNS:-5}
 BIN=${KIOSK_BIN:-}
 if [ -z "$BIN" ]; then
-    for candidate in .build/release/KioskServer .build/debug/KioskServer; do
-        if [ -x "$candidate" ]; then BIN=$candidate; break; fi
-    done
+    source Benchmarks/release.sh
+    BIN="$(release_binary KioskServer)"
 fi
-[ -n "$BIN" ] || { echo "build KioskServer first (swift build -c release --product KioskServer)" >&2; exit 1; }
 
 WORK=$(mktemp -d /tmp/kiosk-stats-bench.XXXXXX)
 trap '[ -n "${KEEP:-}" ] || rm -rf "$WORK"' EXIT

@@ -12,6 +12,10 @@ import Testing
 
     func refusal(_ archive: String, limits: ArchiveExtractor.Limits = .init()) -> (String, Set<String>)? {
         let out = TemporaryFolder()
+        defer {
+            // Nothing lands beside the destination (where "../evil.txt" would go).
+            #expect(!FileManager.default.fileExists(atPath: FS.parentPath(out.path) + "/evil.txt"), "\(archive) wrote beside the destination")
+        }
         do {
             _ = try ArchiveExtractor.extract(archive: archive, into: out.path, limits: limits)
             return nil
@@ -100,6 +104,7 @@ import Testing
         for (name, expected) in cases {
             let found = refusal(a + "/" + name)
             #expect(found?.0.contains(expected) == true, "\(name): \(found?.0 ?? "accepted")")
+            #expect(found?.1.contains { $0.hasSuffix("evil.txt") } == false, "\(name) left \(found?.1 ?? [])")
         }
         #expect(!FileManager.default.fileExists(atPath: "/tmp/evil.txt"))
         #expect(!FileManager.default.fileExists(atPath: a + "/evil.txt"))

@@ -104,6 +104,48 @@ import Testing
         }
     }
 
+    @Test func moreThan65535EntriesGetZIP64EndRecords() throws {
+        let temp = TemporaryFolder()
+        let source = temp.path + "/page.jpg"
+        try Data(Fixtures.jpeg(body: 10)).write(to: URL(fileURLWithPath: source))
+        let entries = (1...65_536).map { BundleEntry(name: String(format: "jpg/%05d.jpg", $0), source: source, alwaysStore: true) }
+        let zip = temp.path + "/many.zip"
+        let built = try BundleBuilder.build(manifest: Array("<edicio/>".utf8), entries: entries, date: day, to: zip,
+                                            options: BundleOptions(sync: false))
+        #expect(built.storedEntries == 65_537 && built.deflatedEntries == 0)
+        let bytes = readFile(zip)
+        #expect(bytes.occurrences(of: [0x50, 0x4B, 0x06, 0x06]) == 1, "ZIP64 end record")
+        #expect(bytes.occurrences(of: [0x50, 0x4B, 0x06, 0x07]) == 1, "ZIP64 locator")
+        #expect(try run(["unzip", "-tq", zip]).output.contains("No errors detected"))
+        let python = try run(["python3", "-c", """
+            import sys, zipfile
+            z = zipfile.ZipFile(sys.argv[1])
+            names = z.namelist()
+            print(len(names), names[1], names[-1], z.read(names[-1]) == open(sys.argv[2], "rb").read())
+            """, zip, source])
+        #expect(python.output.trimmingCharacters(in: .whitespacesAndNewlines) == "65537 jpg/00001.jpg jpg/65536.jpg True", "\(python.error)")
+    }
+
+    /// A 4 GiB sparse file (zeros, read at memory speed): the entry is streamed with ZIP64 sizes.
+    @Test func anEntryOver4GiBGetsZIP64Sizes() throws {
+        let temp = TemporaryFolder()
+        let source = temp.path + "/big.pdf"
+        let size: Int64 = (1 << 32) + 4_096
+        let file = try FS.open(source, O_WRONLY | O_CREAT | O_EXCL, mode: 0o644)
+        guard ftruncate(file.fd, off_t(size)) == 0 else { throw CheckFailure("ftruncate: \(errno)") }
+        let zip = temp.path + "/big.zip"
+        let built = try BundleBuilder.build(manifest: Array("<edicio/>".utf8), entries: [BundleEntry(name: "pdf/001.pdf", source: source, alwaysStore: false)],
+                                            date: day, to: zip, options: BundleOptions(sync: false))
+        #expect(built.deflatedEntries == 1 && built.storedEntries == 1)
+        #expect(try run(["unzip", "-tq", zip]).output.contains("No errors detected"))
+        let python = try run(["python3", "-c", """
+            import sys, zipfile
+            info = zipfile.ZipFile(sys.argv[1]).getinfo("pdf/001.pdf")
+            print(info.file_size, info.compress_type, info.extra[:2] == b'\\x01\\x00')
+            """, zip])
+        #expect(python.output.trimmingCharacters(in: .whitespacesAndNewlines) == "\(size) 8 True", "\(python.error)")
+    }
+
     @Test func theSameIssueGivesTheSameBytes() throws {
         let files: [(String, [UInt8])] = [("pdf/001.pdf", Fixtures.pdf(text: 20_000)), ("jpg/001.jpg", Fixtures.jpeg())]
         let a = try build(files, options: BundleOptions(sync: false))

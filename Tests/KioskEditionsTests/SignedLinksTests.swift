@@ -66,6 +66,20 @@ import Testing
         #expect(links(.nginx).verify(rawPath: path, query: "x=1&expires=\(expires)&md5=\(token)", now: now) == .valid(relativePath: relative))
     }
 
+    /// Tokens are compared without an early exit (no branch on the bytes): every position counts alike.
+    @Test func tokenComparisonLooksAtEveryByte() {
+        let token = Array("0123456789abcdefghijklmnopqrstuvwxyzABCDEFG".utf8)
+        #expect(ConstantTime.equals(token, token))
+        for index in token.indices {
+            var other = token
+            other[index] ^= 0x01
+            #expect(!ConstantTime.equals(token, other), "a difference at byte \(index) went unseen")
+        }
+        #expect(!ConstantTime.equals(token, Array(token.dropLast())))
+        #expect(!ConstantTime.equals([], token))
+        #expect(ConstantTime.equals([], []))
+    }
+
     @Test(arguments: LinkFormat.allCases)
     func tamperedLinksAreForbidden(format: LinkFormat) {
         let signer = links(format)

@@ -5,7 +5,8 @@ import Testing
 @testable import KioskServer
 
 /// The real binary end to end: sample data, publishing through the CLI and over HTTP, downloads by
-/// signed link checked with `unzip -t` and Python's `zipfile`, and `kill -9` during a publish.
+/// signed link checked with `unzip -t` and Python's `zipfile`, withdrawal, a republish while a reader
+/// downloads, and `kill -9` during a publish.
 @Suite struct EndToEndTests {
     static let environment = ["KIOSK_SECRET": String(repeating: "e", count: 40)]
 
@@ -44,6 +45,15 @@ import Testing
             ["publish", "--config", config, "--edition", "8", "--date", "2025-06-29", first], environment: Self.environment)
         #expect(published.status == 0, "\(published.errors)")
         #expect(published.output.contains("published edition 8 2025-06-29 revision 1"))
+        // Progress on standard error (a pipe here: a line per phase), ending with the files, bytes and rate.
+        let pageFiles = try FileManager.default.subpathsOfDirectory(atPath: first).filter { $0.contains("/") }
+        let pageBytes = try pageFiles.reduce(0) { $0 + ((try FileManager.default.attributesOfItem(atPath: first + "/" + $1)[.size] as? Int) ?? 0) }
+        let megabytes = String(format: "%.1f MB", Double(pageBytes) / 1e6)
+        let phases = published.errors.split(separator: "\n").compactMap { $0.split(separator: " ").first.map(String.init) }
+        #expect(phases.contains("copying") && phases.last == "done", "\(published.errors)")
+        let done = try #require(published.errors.split(separator: "\n").last { $0.hasPrefix("done ") })
+        #expect(done.hasPrefix("done 15/15 files, \(megabytes)/\(megabytes), "), "\(done)")
+        #expect(done.contains(" MB/s, "), "\(done)")
 
         let server = try await ServerProcess(["--config", config], environment: Self.environment)
         let archive = directory.path + "/issue.tar"
@@ -51,6 +61,10 @@ import Testing
         let upload = try await runClient("curl", ["-sS", "-o", "/dev/null", "-w", "%{http_code}", "-u", "publisher:publisher-secret",
                                                   "-T", archive, "http://127.0.0.1:\(server.port)/publish/8/2025-06-30"])
         #expect(upload == "201")
+        // An API client's credentials are not a publisher's.
+        let asClient = try await runClient("curl", ["-sS", "-o", "/dev/null", "-w", "%{http_code}", "-u", "kiosk:secret",
+                                                    "-T", archive, "http://127.0.0.1:\(server.port)/publish/8/2025-07-01"])
+        #expect(asClient == "401")
 
         // Python's client fetches both issues and checks every byte against the published folders.
         let script = """
@@ -71,16 +85,124 @@ import Testing
                     n = "%03d" % page["number"]
                     for kind, name in (("pdf", "pdf/%s.pdf" % n), ("jpg", "jpg/%s.jpg" % n), ("jpgA", "jpgA/%s.jpg" % n)):
                         same = same and z.read(name) == open(os.path.join(folder, page[kind]), "rb").read()
-                page1 = urllib.request.urlopen(issue["pagines"][0]["jpgA"]).read()
-                same = same and page1 == open(os.path.join(folder, manifest["pages"][0]["jpgA"]), "rb").read()
+                # Every page link serves the published file, with its type.
+                types = set()
+                for page, listed in zip(manifest["pages"], issue["pagines"]):
+                    for kind in ("pdf", "jpg", "jpgA"):
+                        with urllib.request.urlopen(listed[kind]) as answer:
+                            same = same and answer.read() == open(os.path.join(folder, page[kind]), "rb").read()
+                            types.add((kind, answer.headers["Content-Type"]))
                 out[date] = [int(ok), unzip, int(same), len(issue["pagines"]), int("edicio.xml" in z.namelist())]
+                out[date + " types"] = sorted("%s %s" % t for t in types)
+            # The cover links of both listings serve page 1's thumbnail of the newest issue.
+            cover = open(os.path.join("\(second)", json.load(open("\(second)/issue.json"))["pages"][0]["jpg"]), "rb").read()
+            listed = [e for e in p.epquiosc.getEdicions("quiosc", "") if e["id"] == "8"]
+            recent = p.epquiosc.getDarrersEdicio("quiosc", "", "8", "", 7, "DESC")
+            out["covers"] = [int(urllib.request.urlopen(e["portada"]).read() == cover) for e in listed + recent[:1]]
+            out["dates"] = [i["data"] for i in recent]
             print(json.dumps(out))
             """
         let output = try await runClient("python3", ["-c", script])
-        let report = try #require(try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String: [Int]])
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String: Any])
         // [sha-256 and size match, unzip -t exit status, bytes identical, pages, has edicio.xml]
-        #expect(report["2025-06-29"] == [1, 0, 1, 5, 1])
-        #expect(report["2025-06-30"] == [1, 0, 1, 3, 1])
+        #expect(report["2025-06-29"] as? [Int] == [1, 0, 1, 5, 1])
+        #expect(report["2025-06-30"] as? [Int] == [1, 0, 1, 3, 1])
+        let types = ["jpg image/jpeg", "jpgA image/jpeg", "pdf application/pdf"]
+        #expect(report["2025-06-29 types"] as? [String] == types)
+        #expect(report["2025-06-30 types"] as? [String] == types)
+        #expect(report["covers"] as? [Int] == [1, 1])
+        #expect(report["dates"] as? [String] == ["2025-06-30", "2025-06-29"])
+
+        // `withdraw` hides an issue from the running server; a second withdraw says there is nothing to hide.
+        let withdrawn = try await ServerProcess.run(
+            ["withdraw", "--config", config, "--edition", "8", "--date", "2025-06-29"], environment: Self.environment)
+        #expect(withdrawn.status == 0, "\(withdrawn.errors)")
+        #expect(withdrawn.output.contains("withdrew edition 8 2025-06-29"))
+        let after = try await runClient("python3", ["-c", """
+            import json, xmlrpc.client
+            p = xmlrpc.client.ServerProxy("http://kiosk:secret@127.0.0.1:\(server.port)/RPC2")
+            try:
+                p.epquiosc.getEdicio("quiosc", "", "8", "2025-06-29", "", "Linux"); fault = 0
+            except xmlrpc.client.Fault as f:
+                fault = f.faultCode
+            print(json.dumps([fault, [i["data"] for i in p.epquiosc.getDarrersEdicio("quiosc", "", "8", "", 7, "DESC")]]))
+            """])
+        #expect(after.trimmingCharacters(in: .whitespacesAndNewlines) == #"[4, ["2025-06-30"]]"#)
+        let again = try await ServerProcess.run(
+            ["withdraw", "--config", config, "--edition", "8", "--date", "2025-06-29"], environment: Self.environment)
+        #expect(again.status != 0)
+        #expect(again.errors.contains("has no visible issue on 2025-06-29; nothing changed"))
+        server.signal(SIGTERM)
+        #expect(try await server.waitForExit() == 0)
+    }
+
+    @Test func republishDuringAnHTTPDownloadLetsItFinish() async throws {
+        let directory = temporaryDirectory()
+        let config = try writeTestConfiguration(in: directory)
+        let old = try FileDeliveryTests.Fixture.writeIssue(directory.path + "/old", pages: 120, seed: 1)
+        let new = try FileDeliveryTests.Fixture.writeIssue(directory.path + "/new", pages: 120, seed: 2)
+        let publish = ["publish", "--quiet", "--config", config, "--edition", "8", "--date", "2025-06-29"]
+        #expect(try await ServerProcess.run(publish + [old], environment: Self.environment).status == 0)
+        let server = try await ServerProcess(["--config", config], environment: Self.environment)
+        let bundleLink = """
+            import sys, xmlrpc.client
+            issue = xmlrpc.client.ServerProxy("http://kiosk:secret@127.0.0.1:\(server.port)/RPC2").epquiosc.getEdicio("quiosc", "", "8", "2025-06-29", "", "Linux")
+            print(issue["zip"], issue["zip_sha256"], issue["zip_size"])
+            """
+        let before = try await runClient("python3", ["-c", bundleLink]).split(separator: " ").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+        let size = try #require(Int(before[2]))
+        #expect(size > 5_000_000, "the bundle must outgrow the socket buffers (4 MiB at most here)")
+
+        // A reader with a small receive buffer takes the first 64 KiB, then stops reading until told to go on:
+        // the rest of the bundle is still to be read from disk when the same date is published again.
+        let started = directory.path + "/started", proceed = directory.path + "/proceed"
+        let reader = Process()
+        reader.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        reader.arguments = ["python3", "-c", """
+            import hashlib, os, socket, sys, time, urllib.parse
+            link, started, proceed = sys.argv[1:4]
+            url = urllib.parse.urlsplit(link)
+            s = socket.socket()
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 16384)
+            s.connect((url.hostname, url.port))
+            s.sendall(("GET %s HTTP/1.1\\r\\nHost: %s\\r\\nConnection: close\\r\\n\\r\\n" % (url.path + ("?" + url.query if url.query else ""), url.netloc)).encode())
+            data = b""
+            while b"\\r\\n\\r\\n" not in data:
+                data += s.recv(16384)
+            head, body = data.split(b"\\r\\n\\r\\n", 1)
+            while len(body) < 65536:
+                body += s.recv(16384)
+            open(started, "w").close()
+            while not os.path.exists(proceed):
+                time.sleep(0.02)
+            while True:
+                chunk = s.recv(1 << 16)
+                if not chunk:
+                    break
+                body += chunk
+            print(head.split(b"\\r\\n")[0].decode(), len(body), hashlib.sha256(body).hexdigest())
+            """, before[0], started, proceed]
+        let output = Pipe()
+        reader.standardOutput = output
+        try reader.run()
+        for _ in 0..<400 where !FileManager.default.fileExists(atPath: started) { try await Task.sleep(for: .milliseconds(25)) }
+        #expect(FileManager.default.fileExists(atPath: started), "the download did not start")
+
+        let republished = try await ServerProcess.run(publish + [new], environment: Self.environment)
+        #expect(republished.status == 0, "\(republished.errors)")
+        #expect(!FileManager.default.fileExists(atPath: directory.path + "/Editions/8/2025-06-29/r1"), "the old revision is still on disk")
+        #expect(reader.isRunning)
+
+        // The reader gets every byte of the old bundle; new readers get the new one.
+        FileManager.default.createFile(atPath: proceed, contents: nil)
+        let result = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        while reader.isRunning { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(result.trimmingCharacters(in: .whitespacesAndNewlines) == "HTTP/1.1 200 OK \(size) \(before[1])")
+        let after = try await runClient("python3", ["-c", bundleLink]).split(separator: " ").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+        #expect(after[1] != before[1] && after[0].contains("/r2/"), "\(after)")
+        let target = directory.path + "/download.zip"
+        try await runClient("curl", ["-sS", "--fail", "-o", target, after[0]])
+        #expect(String(try await runClient("sha256sum", [target]).prefix(64)) == after[1])
         server.signal(SIGTERM)
         #expect(try await server.waitForExit() == 0)
     }

@@ -90,12 +90,15 @@ struct WithdrawCommand: AsyncParsableCommand {
     }
 }
 
-/// The publish progress on standard error: one line rewritten in place on a terminal, a line per
-/// phase otherwise.
+/// The publish progress on standard error: one line rewritten in place on a terminal; otherwise (a log)
+/// a line when a phase begins and then at most one every `logInterval` seconds, ending with the `done`
+/// line's totals.
 final class ProgressLine: @unchecked Sendable {
     private let enabled: Bool
     private let terminal = isatty(2) != 0
+    private let logInterval = 1.0
     private var lastPhase: PublishProgress.Phase?
+    private var lastLogged = -Double.infinity
     private var shown = false
 
     init(enabled: Bool) { self.enabled = enabled }
@@ -114,8 +117,9 @@ final class ProgressLine: @unchecked Sendable {
         if terminal {
             FileHandle.standardError.write(Data(("\r\u{1B}[K" + text).utf8))
             shown = true
-        } else if progress.phase != lastPhase {
+        } else if progress.phase != lastPhase || progress.elapsed - lastLogged >= logInterval {
             FileHandle.standardError.write(Data((text + "\n").utf8))
+            lastLogged = progress.elapsed
         }
         lastPhase = progress.phase
     }

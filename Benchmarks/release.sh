@@ -1,0 +1,16 @@
+# Sourced by the benchmark scripts. `release_binary PRODUCT` builds PRODUCT as the server is deployed
+# (release, Swift runtime linked statically: README, "Deployment") in .build-release, a scratch folder
+# of its own so it does not hold the lock of the everyday .build, and prints the binary's path.
+release_binary() {
+    local root scratch log
+    root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+    scratch="${KIOSK_BENCH_SCRATCH:-$root/.build-release}"
+    local build=(swift build -c release --static-swift-stdlib --scratch-path "$scratch" --product "$1")
+    echo "building $1 (release, static Swift runtime, in $scratch) ..." >&2
+    log="$(mktemp)"
+    if ! (cd "$root" && "${build[@]}" >"$log" 2>&1); then
+        tail -30 "$log" >&2; rm -f "$log"; return 1
+    fi
+    tail -1 "$log" >&2; rm -f "$log"
+    echo "$(cd "$root" && "${build[@]}" --show-bin-path)/$1"
+}
