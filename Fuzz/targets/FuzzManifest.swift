@@ -52,7 +52,7 @@ public func fuzzManifest(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         let into = scratch + "/out"
         try? FileManager.default.removeItem(atPath: into)
         try? FileManager.default.createDirectory(atPath: into, withIntermediateDirectories: true)
-        FileManager.default.createFile(atPath: archive, contents: Data(rest))
+        _ = FileManager.default.createFile(atPath: archive, contents: Data(rest))
         let limits = ArchiveExtractor.Limits(maxEntries: 64, maxFileBytes: 1 << 20, maxTotalBytes: 4 << 20)
         do {
             _ = try ArchiveExtractor.extract(archive: archive, into: into, limits: limits)

@@ -11,7 +11,7 @@ final class TemporaryFolder: @unchecked Sendable {
         var template = Array("/tmp/\(label)-XXXXXX".utf8CString)
         let result = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
         precondition(result != nil, "mkdtemp failed")
-        path = String(cString: template)
+        path = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
     }
 
     deinit { try? FileManager.default.removeItem(atPath: path) }

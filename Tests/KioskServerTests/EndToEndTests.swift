@@ -194,7 +194,7 @@ import Testing
         #expect(reader.isRunning)
 
         // The reader gets every byte of the old bundle; new readers get the new one.
-        FileManager.default.createFile(atPath: proceed, contents: nil)
+        #expect(FileManager.default.createFile(atPath: proceed, contents: nil))
         let result = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         while reader.isRunning { try await Task.sleep(for: .milliseconds(20)) }
         #expect(result.trimmingCharacters(in: .whitespacesAndNewlines) == "HTTP/1.1 200 OK \(size) \(before[1])")
