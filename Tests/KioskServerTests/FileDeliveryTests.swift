@@ -269,15 +269,15 @@ import Testing
             curl.waitUntilExit()
             return (code, (try? FileManager.default.attributesOfItem(atPath: prefix + "/download")[.size] as? Int) ?? -1)
         }
-        let (ok, size) = try fetch(links.path(to: path, now: now))
+        let signed = links.path(to: path, now: now)
+        let (ok, size) = try fetch(signed)
         #expect(ok == 200)
         #expect(size == fixture.bytes(path).count)
         #expect(Array(FileManager.default.contents(atPath: prefix + "/download") ?? Data()) == fixture.bytes(path))
-        let signed = links.path(to: path, now: now)
         let token = try #require(signed.range(of: "md5=")).upperBound
         let flipped = signed[..<token] + (signed[token] == "A" ? "B" : "A") + signed[signed.index(after: token)...]
         #expect(try fetch(String(flipped)).0 == 403)
-        #expect(try fetch(links.path(to: path, now: now).replacingOccurrences(of: ".zip", with: ".zap")).0 == 403)
+        #expect(try fetch(signed.replacingOccurrences(of: ".zip", with: ".zap")).0 == 403)
         #expect(try fetch(links.path(to: path, now: now - 7200)).0 == 410)
     }
 }
