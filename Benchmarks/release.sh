@@ -12,5 +12,5 @@ release_binary() {
         tail -30 "$log" >&2; rm -f "$log"; return 1
     fi
     tail -1 "$log" >&2; rm -f "$log"
-    echo "$(cd "$root" && "${build[@]}" --show-bin-path)/$1"
+    echo "$(cd "$root" && cd "$scratch/release" && pwd)/$1"   # SwiftPM links release/ to the products
 }
