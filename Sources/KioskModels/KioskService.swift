@@ -2,12 +2,12 @@
 public struct KioskService: Sendable {
     public let store: any KioskStore
     public let identityKeys: IdentityKeyIssuer
-    public let passwords: any PasswordVerifier
+    public let passwords: any PasswordHasher
     public let signInPolicy: SignInPolicy
     /// Unix time in seconds.
     public let now: @Sendable () -> Int64
 
-    public init(store: any KioskStore, identityKeys: IdentityKeyIssuer, passwords: any PasswordVerifier,
+    public init(store: any KioskStore, identityKeys: IdentityKeyIssuer, passwords: any PasswordHasher,
                 signInPolicy: SignInPolicy, now: @escaping @Sendable () -> Int64) {
         self.store = store; self.identityKeys = identityKeys; self.passwords = passwords
         self.signInPolicy = signInPolicy; self.now = now
@@ -15,19 +15,28 @@ public struct KioskService: Sendable {
 
     // MARK: Catalogue
 
-    /// `getEdicions`: the app's editions that have a published issue, by line order.
-    public func editions(appKey: String) async throws -> [EditionListing] {
+    /// `getEdicions`: the app's editions that have a published issue, by line order. `identityKey` is
+    /// whatever the app sent (a key, its device id, or nothing) and is only recorded as seen.
+    public func editions(appKey: String, identityKey: String) async throws -> [EditionListing] {
         let listings = try await store.editionListings(appKey: appKey)
         if listings.isEmpty { _ = try await requireApp(appKey) }
+        noteSeen(appKey: appKey, identityKey: identityKey)
         return listings
     }
 
-    /// `getDarrersEdicio`.
-    public func issues(appKey: String, editionID: Int, from date: IssueDate?, direction: ListingDirection,
-                       limit: Int) async throws -> (OfferedEdition, [IssueSummary]) {
+    /// `getDarrersEdicio`; `identityKey` as for `editions`.
+    public func issues(appKey: String, identityKey: String, editionID: Int, from date: IssueDate?,
+                       direction: ListingDirection, limit: Int) async throws -> (OfferedEdition, [IssueSummary]) {
         let offered = try await requireOffered(appKey: appKey, editionID: editionID)
         let issues = try await store.issues(editionID: editionID, from: date, direction: direction, limit: limit)
+        noteSeen(appKey: appKey, identityKey: identityKey)
         return (offered, issues)
+    }
+
+    /// Active devices are counted by the key they present, per app and day.
+    private func noteSeen(appKey: String, identityKey: String) {
+        guard !identityKey.isEmpty else { return }
+        store.recordActivity(appKey: appKey, identityKey: String(decoding: identityKey.utf8.prefix(200), as: UTF8.self), at: now())
     }
 
     /// `getEdicio`: the issue's contents when the identity behind `identityKey` is entitled; records the download.
@@ -56,6 +65,7 @@ public struct KioskService: Sendable {
             editionID: editionID, date: date, appKey: appKey, identityKey: identityKey,
             userID: trusted?.userID ?? 0, claimedUserID: claimedUserID,
             deviceKey: trusted?.deviceKey ?? "", os: os, time: time))
+        noteSeen(appKey: appKey, identityKey: identityKey)
         return (offered, contents)
     }
 
@@ -87,7 +97,8 @@ public struct KioskService: Sendable {
         let identity = DeviceIdentity(
             key: identityKeys.key(appKey: appKey, deviceKey: deviceKey, userID: user?.id ?? 0),
             appKey: appKey, deviceKey: deviceKey, userID: user?.id ?? 0, deviceInfo: deviceInfo, os: os)
-        try await store.saveIdentity(identity, at: now())
+        try await store.saveIdentity(identity, at: now(), retiringImported: true)
+        noteSeen(appKey: appKey, identityKey: identity.key)
         return try await registration(identity: identity, user: user)
     }
 
@@ -102,9 +113,10 @@ public struct KioskService: Sendable {
             identity = DeviceIdentity(key: identityKeys.key(appKey: appKey, deviceKey: deviceKey, userID: 0),
                                       appKey: appKey, deviceKey: deviceKey, userID: 0, deviceInfo: deviceInfo, os: os)
         } else {
+            // An imported (2012) key is trusted as stored; a Kiosk key must also be the one derived for it.
             guard let known = try await store.identity(key: identityKey), known.appKey == appKey,
                   known.deviceKey == deviceKey,
-                  identityKeys.isValid(identityKey, appKey: appKey, deviceKey: deviceKey, userID: known.userID)
+                  known.imported || identityKeys.isValid(identityKey, appKey: appKey, deviceKey: deviceKey, userID: known.userID)
             else { throw KioskError.invalidIdentity }
             identity = known
             identity.deviceInfo = deviceInfo.isEmpty ? known.deviceInfo : deviceInfo
@@ -112,7 +124,8 @@ public struct KioskService: Sendable {
             user = known.userID == 0 ? nil : try await store.user(id: known.userID)
         }
         let time = now()
-        try await store.saveIdentity(identity, at: time)
+        try await store.saveIdentity(identity, at: time, retiringImported: false)
+        noteSeen(appKey: appKey, identityKey: identity.key)
         let quota = DemoQuota.effective(appQuota: app.demoQuota, clientMaximum: clientMaximum)
         let outcome = try await store.consumeDemo(appKey: appKey, deviceKey: deviceKey, quota: quota, at: time)
         var registration = try await registration(identity: identity, user: user)
@@ -126,7 +139,8 @@ public struct KioskService: Sendable {
         return try await signIn(username: username, password: password, deviceKey: nil)
     }
 
-    /// Checks credentials under the lock-out policy; the same answer and cost for unknown users and wrong passwords.
+    /// Checks credentials under the lock-out policy; the same answer and cost for unknown users and wrong
+    /// passwords. A legacy hash that matches is replaced by bcrypt before the sign-in is answered.
     private func signIn(username: String, password: String, deviceKey: String?) async throws -> User {
         let time = now()
         let failures = try await store.signInFailures(
@@ -135,17 +149,18 @@ public struct KioskService: Sendable {
             throw KioskError.tooManySignInAttempts(retryAfterSeconds: signInPolicy.windowSeconds)
         }
         let user = username.isEmpty ? nil : try await store.user(username: username)
-        let matches = await passwords.verify(password, against: user?.passwordHash ?? Self.unknownUserHash)
-        guard let user, matches, !password.isEmpty else {
+        let matches = await passwords.verify(password, against: user?.passwordHash)
+        guard var user, matches, !password.isEmpty else {
             try await store.recordSignInFailure(username: username, deviceKey: deviceKey, at: time)
             throw KioskError.wrongCredentials
         }
+        if StoredPasswordHash(user.passwordHash)?.isLegacy == true {
+            let upgraded = try await passwords.hash(password)
+            try await store.replacePasswordHash(userID: user.id, from: user.passwordHash, to: upgraded)
+            user.passwordHash = upgraded
+        }
         return user
     }
-
-    /// A bcrypt hash (cost 10) of a random password nobody knows: checked for unknown users so that
-    /// they cost the same time as a wrong password.
-    public static let unknownUserHash = "$2b$10$Qm9ndXNCb2d1c0JvZ3VzQuH2R0Tj8FQb3nGzU3J6mN3wV8yS6y7lK"
 
     private func registration(identity: DeviceIdentity, user: User?) async throws -> Registration {
         let listings = try await store.editionListings(appKey: identity.appKey)

@@ -19,10 +19,17 @@ public protocol KioskStore: Sendable {
     // MARK: Readers
     func user(username: String) async throws -> User?
     func user(id: Int) async throws -> User?
+    /// Replaces a user's password hash if it is still `old` (a concurrent sign-in may have replaced it first).
+    func replacePasswordHash(userID: Int, from old: String, to new: String) async throws
     func subscriptions(userID: Int) async throws -> [Subscription]
     func identity(key: String) async throws -> DeviceIdentity?
-    /// Stores the identity (new, or its device facts and last-seen time refreshed).
-    func saveIdentity(_ identity: DeviceIdentity, at time: Int64) async throws
+    /// Stores the identity (new, or its device facts and last-seen time refreshed). With `retiringImported`,
+    /// in the same transaction, the imported (2012) identities of the same app and device are deleted.
+    func saveIdentity(_ identity: DeviceIdentity, at time: Int64, retiringImported: Bool) async throws
+    /// Notes that an app saw `identityKey` (whatever the device sent) on the day of `time`. Returns at once:
+    /// the store writes each key, app and day at most once, in the background and batched; it never fails
+    /// or delays the caller (a failed write is retried at the key's next call).
+    func recordActivity(appKey: String, identityKey: String, at time: Int64)
     func recordDownload(_ download: DownloadRecord) async throws
 
     // MARK: Demos
@@ -41,7 +48,12 @@ public protocol KioskStore: Sendable {
     func recordSignInFailure(username: String, deviceKey: String?, at time: Int64) async throws
 }
 
-/// Checks a password against a stored slow hash. Implementations keep the work off event loops.
-public protocol PasswordVerifier: Sendable {
-    func verify(_ password: String, against hash: String) async -> Bool
+/// Checks passwords against stored hashes and makes new ones. Implementations keep the slow work off event loops.
+public protocol PasswordHasher: Sendable {
+    /// Whether `password` matches `hash`, in any `StoredPasswordHash` scheme. No hash (an unknown user),
+    /// an unreadable one and a legacy one cost about what a bcrypt check does, so the time taken does not
+    /// tell whether an account exists or is legacy.
+    func verify(_ password: String, against hash: String?) async -> Bool
+    /// A new bcrypt hash of `password`.
+    func hash(_ password: String) async throws -> String
 }

@@ -4,7 +4,7 @@ public struct User: Sendable, Hashable {
     public var username: String
     public var name: String
     public var email: String
-    /// A bcrypt hash (`$2a$`, `$2b$`, `$2y$`); never a plain password.
+    /// A slow hash, never a plain password: bcrypt, or until the first sign-in a legacy one (`StoredPasswordHash`).
     public var passwordHash: String
     public init(id: Int, username: String, name: String, email: String, passwordHash: String) {
         self.id = id; self.username = username; self.name = name; self.email = email; self.passwordHash = passwordHash
@@ -35,9 +35,13 @@ public struct DeviceIdentity: Sendable, Hashable {
     /// The device facts (`DISP_INFO`), kept as the app sent them.
     public var deviceInfo: [String: String]
     public var os: String
-    public init(key: String, appKey: String, deviceKey: String, userID: Int, deviceInfo: [String: String], os: String) {
+    /// Imported from the 2012 system (`identity import`): the key is the old one, not derived by
+    /// `IdentityKeyIssuer`, and the device's next `registrar` replaces it.
+    public var imported: Bool
+    public init(key: String, appKey: String, deviceKey: String, userID: Int, deviceInfo: [String: String], os: String,
+                imported: Bool = false) {
         self.key = key; self.appKey = appKey; self.deviceKey = deviceKey; self.userID = userID
-        self.deviceInfo = deviceInfo; self.os = os
+        self.deviceInfo = deviceInfo; self.os = os; self.imported = imported
     }
 }
 

@@ -25,13 +25,17 @@ public enum KioskMethods {
             { params, context in try await getEdicio(params, context.environment) })
         dispatcher.register(
             "epusuaris.registrar",
-            signature: [["struct", "string", "string", "string", "string", "struct", "string"]],
+            signature: [["struct", "string", "string", "string", "string", "array", "string"],
+                        ["struct", "string", "string", "string", "string", "struct", "string"],
+                        ["struct", "string", "string", "string", "string", "string", "string"]],
             help: "registrar(app_key, disp_key, username, password, disp_info, os): signs a device in, "
                 + "with a user when credentials are given; returns the identity key and what it may download.",
             { params, context in try await registrar(params, context.environment) })
         dispatcher.register(
             "epusuaris.consumirDemo",
-            signature: [["struct", "string", "string", "string", "struct", "string", "int"],
+            signature: [["struct", "string", "string", "string", "array", "string", "int"],
+                        ["struct", "string", "string", "string", "struct", "string", "int"],
+                        ["struct", "string", "string", "string", "string", "string", "int"],
                         ["struct", "string", "string", "string", "struct", "string", "string"]],
             help: "consumirDemo(app_key, disp_key, iden_key, disp_info, os, max_demos): grants one free download "
                 + "when the device has demos left (servir_demo \"1\").",
@@ -40,15 +44,15 @@ public enum KioskMethods {
             "epusuaris.hashQuiosc", signature: [["struct", "string", "string", "string", "string"]],
             help: "hashQuiosc(appkey, username, password, seccioQ): a link opening the web kiosk at a section, "
                 + "signed in when credentials are given.",
-            { params, context in try await hashQuiosc(params, context.environment) })
+            { params, context in try await hashQuiosc(params, context) })
     }
 
     // MARK: epquiosc
 
     static func getEdicions(_ params: XMLRPCParameters, _ env: KioskRPCEnvironment) async throws -> XMLRPCValue {
         let appKey = try params.string(0, "appkey")
-        _ = try params.string(1, "idenkey")
-        let listings = try await env.service.editions(appKey: appKey)
+        let identityKey = try params.string(1, "idenkey")
+        let listings = try await env.service.editions(appKey: appKey, identityKey: identityKey)
         let now = env.service.now()
         return .array(listings.map { listing in
             var members = editionMembers(listing.offered, date: listing.newest.date)
@@ -60,13 +64,13 @@ public enum KioskMethods {
 
     static func getDarrersEdicio(_ params: XMLRPCParameters, _ env: KioskRPCEnvironment) async throws -> XMLRPCValue {
         let appKey = try params.string(0, "appkey")
-        _ = try params.string(1, "idenkey")
+        let identityKey = try params.string(1, "idenkey")
         let editionID = try params.int(2, "edicio_id", in: 1...Int(Int32.max))
         let date = try optionalDate(params, 3, "data")
         let count = try params.int(4, "num", default: IssueListing.defaultCount, in: IssueListing.countRange)
         let direction = try listingDirection(params, 5, "direccio")
         let (offered, issues) = try await env.service.issues(
-            appKey: appKey, editionID: editionID, from: date, direction: direction, limit: count)
+            appKey: appKey, identityKey: identityKey, editionID: editionID, from: date, direction: direction, limit: count)
         let now = env.service.now()
         return .array(issues.map { issue in
             .structure(editionMembers(offered, date: issue.date) + [XMLRPCMember("portada", .string(cover(issue, env, now)))])
@@ -112,14 +116,14 @@ public enum KioskMethods {
         let registration = try await env.service.register(
             appKey: try params.string(0, "app_key"), deviceKey: try params.string(1, "disp_key"),
             username: try params.string(2, "username"), password: try params.string(3, "password"),
-            deviceInfo: try deviceFacts(params, 4, "disp_info"), os: try params.string(5, "os"))
+            deviceInfo: deviceFacts(params, 4), os: try params.string(5, "os"))
         return .structure(registrationMembers(registration))
     }
 
     static func consumirDemo(_ params: XMLRPCParameters, _ env: KioskRPCEnvironment) async throws -> XMLRPCValue {
         let (registration, outcome) = try await env.service.consumeDemo(
             appKey: try params.string(0, "app_key"), deviceKey: try params.string(1, "disp_key"),
-            identityKey: try params.string(2, "iden_key"), deviceInfo: try deviceFacts(params, 3, "disp_info"),
+            identityKey: try params.string(2, "iden_key"), deviceInfo: deviceFacts(params, 3),
             os: try params.string(4, "os"), clientMaximum: try params.int(5, "max_demos", default: 0))
         return .structure(registrationMembers(registration) + [
             XMLRPCMember("servir_demo", .string(outcome.granted ? "1" : "0")),
@@ -130,18 +134,24 @@ public enum KioskMethods {
     /// Shown to the reader when no demo is left (the apps are Catalan).
     static let demosExhaustedMessage = "Ja heu fet servir totes les descàrregues de prova d'aquest dispositiu."
 
-    static func hashQuiosc(_ params: XMLRPCParameters, _ env: KioskRPCEnvironment) async throws -> XMLRPCValue {
+    /// An unknown or empty `seccioQ` opens the app's default section: the apps send constants compiled
+    /// into each build, and a section name is never a reason to refuse the call.
+    static func hashQuiosc(_ params: XMLRPCParameters, _ context: some KioskRPCContext) async throws -> XMLRPCValue {
+        let env = context.environment
         let appKey = try params.string(0, "appkey")
         let username = try params.string(1, "username")
         let password = try params.string(2, "password")
-        let sectionName = try params.string(3, "seccioQ")
+        let sectionName = (try? params.string(3, "seccioQ"))?.trimmingASCIISpaces ?? ""
         try await env.service.requireApp(appKey)
         guard let kiosk = env.webKiosks[appKey] else {
             throw KioskError.invalidArgument(parameter: "appkey", problem: "app \"\(appKey)\" has no web kiosk configured")
         }
-        guard let path = kiosk.sections[sectionName] else {
-            let known = kiosk.sections.keys.sorted().joined(separator: ", ")
-            throw KioskError.invalidArgument(parameter: "seccioQ", problem: "unknown section \"\(sectionName)\" (known: \(known))")
+        let resolution = kiosk.resolve(sectionName)
+        if !resolution.matched && !sectionName.isEmpty {
+            context.logger.notice("hashQuiosc: unknown seccioQ, opened the default section", metadata: [
+                "app": .string(appKey), "seccioQ": .string(String(sectionName.prefix(64))),
+                "section": .string(resolution.section.name)])
+            env.observer.unknownSection(appKey: appKey, section: sectionName)
         }
         var hash = ""
         if !(username.isEmpty && password.isEmpty) {
@@ -151,7 +161,7 @@ public enum KioskMethods {
         return .structure([
             XMLRPCMember("url_base", .string(kiosk.baseURL)),
             XMLRPCMember("hash", .string(hash)),
-            XMLRPCMember("url", .string(kiosk.baseURL + path + hash)),
+            XMLRPCMember("url", .string(kiosk.url(section: resolution.section, hash: hash))),
         ])
     }
 
@@ -220,27 +230,33 @@ public enum KioskMethods {
         return direction
     }
 
-    /// `disp_info` as the app sent it: a struct of scalars (kept as text), or a plain string (kept as `info`).
-    static func deviceFacts(_ params: XMLRPCParameters, _ index: Int, _ name: String) throws -> [String: String] {
-        switch params.value(index) {
-        case nil, .nil?: return [:]
-        case .string(let text)?: return text.isEmpty ? [:] : ["info": String(text.prefix(1024))]
-        case .structure(let members)?:
-            var facts: [String: String] = [:]
-            for member in members.prefix(64) {
-                switch member.value {
-                case .string(let text): facts[String(member.name.prefix(64))] = String(text.prefix(256))
-                case .int(let number): facts[String(member.name.prefix(64))] = String(number)
-                case .i8(let number): facts[String(member.name.prefix(64))] = String(number)
-                case .bool(let flag): facts[String(member.name.prefix(64))] = flag ? "1" : "0"
-                case .double(let number): facts[String(member.name.prefix(64))] = String(number)
-                default: continue
+    /// `disp_info` as the app sent it, flattened into facts the statistics can read: a struct's members by
+    /// name, an array's elements by position (`0`, `1`, …), nested ones joined with `.` (`1.model`), a plain
+    /// string as `info`. Its shape never refuses a call: values that are not text (base64) are left out,
+    /// and at most 64 facts of bounded length are kept.
+    static func deviceFacts(_ params: XMLRPCParameters, _ index: Int) -> [String: String] {
+        var facts: [String: String] = [:]
+        func add(_ value: XMLRPCValue, path: String, depth: Int) {
+            guard facts.count < 64 else { return }
+            let key = path.isEmpty ? "info" : String(path.prefix(64))
+            switch value {
+            case .string(let text): if !text.isEmpty { facts[key] = String(text.prefix(256)) }
+            case .int(let number): facts[key] = String(number)
+            case .i8(let number): facts[key] = String(number)
+            case .bool(let flag): facts[key] = flag ? "1" : "0"
+            case .double(let number): facts[key] = String(number)
+            case .dateTime(let date): facts[key] = date.description
+            case .structure(let members) where depth < 3:
+                for member in members { add(member.value, path: path.isEmpty ? member.name : path + "." + member.name, depth: depth + 1) }
+            case .array(let elements) where depth < 3:
+                for (position, element) in elements.enumerated() {
+                    add(element, path: path.isEmpty ? String(position) : path + "." + String(position), depth: depth + 1)
                 }
+            default: break
             }
-            return facts
-        default:
-            throw XMLRPCFault.invalidParameter(name, "expected a struct of device facts")
         }
+        if let value = params.value(index) { add(value, path: "", depth: 0) }
+        return facts
     }
 }
 

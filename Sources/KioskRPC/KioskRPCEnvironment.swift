@@ -12,12 +12,28 @@ public struct KioskRPCEnvironment: Sendable {
     public var webKiosks: [String: WebKiosk]
     public var webKioskTokens: WebKioskTokenSigner
     public var webKioskTokenLifetime: Int
+    public var observer: any KioskRPCObserver
 
     public init(service: KioskService, links: any LinkSigning, bundles: any IssueBundles,
-                webKiosks: [String: WebKiosk], webKioskTokens: WebKioskTokenSigner, webKioskTokenLifetime: Int) {
+                webKiosks: [String: WebKiosk], webKioskTokens: WebKioskTokenSigner, webKioskTokenLifetime: Int,
+                observer: any KioskRPCObserver = UnobservedKioskRPC()) {
         self.service = service; self.links = links; self.bundles = bundles; self.webKiosks = webKiosks
         self.webKioskTokens = webKioskTokens; self.webKioskTokenLifetime = webKioskTokenLifetime
+        self.observer = observer
     }
+}
+
+/// What the wire methods notice beyond their answers, reported as it happens; metrics plug in here.
+public protocol KioskRPCObserver: Sendable {
+    /// `hashQuiosc` got a `seccioQ` that names no section (nor alias) of the app's web kiosk and opened
+    /// the default section instead.
+    func unknownSection(appKey: String, section: String)
+}
+
+/// The observer when nobody listens.
+public struct UnobservedKioskRPC: KioskRPCObserver {
+    public init() {}
+    public func unknownSection(appKey: String, section: String) {}
 }
 
 /// The per-call context the kiosk methods read; the HTTP layer provides it.

@@ -72,6 +72,18 @@ public struct KioskStatistics: Sendable, Hashable {
         public var conversionRate: Double { devices == 0 ? 0 : Double(converted) / Double(devices) }
     }
 
+    /// Devices an app saw on a day: distinct identity keys (or device ids old apps send before they have
+    /// one) in any call that names one.
+    public struct ActiveDevices: Sendable, Hashable {
+        public var day: IssueDate
+        public var appKey: String
+        public var appName: String
+        public var devices: Int
+        public init(day: IssueDate, appKey: String, appName: String, devices: Int) {
+            self.day = day; self.appKey = appKey; self.appName = appName; self.devices = devices
+        }
+    }
+
     public var query: StatisticsQuery
     public var totalDownloads: Int
     /// By day, then edition.
@@ -84,6 +96,10 @@ public struct KioskStatistics: Sendable, Hashable {
     public var demos: [DemoUse]
     /// Most downloaded issues first (ties: edition, then date).
     public var topIssues: [IssueDownloads]
+    /// By day, then app.
+    public var activeDevices: [ActiveDevices]
+    /// Users whose password hash is still the 2012 system's (replaced by bcrypt at their next sign-in).
+    public var legacyPasswordHashes: Int
 }
 
 extension SQLiteKioskStore {
@@ -171,8 +187,26 @@ extension SQLiteKioskStore {
                 KioskStatistics.DemoUse(appKey: row[0], appName: row[1], devices: row[2], grants: row[3], used: row[4], converted: row[5])
             }
 
+            var activeConditions: [String] = []
+            var activeArguments: StatementArguments = []
+            if let from = query.from { activeConditions.append("x.day >= ?"); activeArguments += [from.daysSinceEpoch] }
+            if let to = query.to { activeConditions.append("x.day <= ?"); activeArguments += [to.daysSinceEpoch] }
+            if let app = query.appKey { activeConditions.append("x.app_key = ?"); activeArguments += [app] }
+            let activeFilter = activeConditions.isEmpty ? "" : "WHERE " + activeConditions.joined(separator: " AND ")
+            let activeDevices = try Row.fetchAll(db, sql: """
+                SELECT x.day, x.app_key, COALESCE(a.name, ''), COUNT(*)
+                FROM active_identities x LEFT JOIN apps a ON a.key = x.app_key
+                \(activeFilter)
+                GROUP BY x.day, x.app_key ORDER BY x.day, x.app_key
+                """, arguments: activeArguments).map { row in
+                KioskStatistics.ActiveDevices(day: IssueDate(daysSinceEpoch: row[0]), appKey: row[1], appName: row[2],
+                                              devices: row[3])
+            }
+            let legacy = try Int.fetchOne(db, sql: Self.legacyPasswordHashCountSQL) ?? 0
+
             return KioskStatistics(query: query, totalDownloads: total, byEditionAndDay: byEditionAndDay,
-                                   byApp: byApp, byOS: byOS, demos: demos, topIssues: topIssues)
+                                   byApp: byApp, byOS: byOS, demos: demos, topIssues: topIssues,
+                                   activeDevices: activeDevices, legacyPasswordHashes: legacy)
         }
     }
 

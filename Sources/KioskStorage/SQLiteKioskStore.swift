@@ -11,6 +11,8 @@ public final class SQLiteKioskStore: KioskStore {
     public let path: String
     /// Download rows share transactions under load (`getEdicio` records one per call).
     private let downloads: GroupCommit<DownloadRecord>
+    /// Identity keys seen per app and day: written once per key and day, in the background.
+    private let activity: ActivityLog
 
     /// Opens (creating if needed) and migrates the database at `path`.
     /// `busyTimeout` bounds how long a request waits for a lock before failing.
@@ -34,6 +36,7 @@ public final class SQLiteKioskStore: KioskStore {
                                          download.identityKey, download.userID, download.claimedUserID,
                                          download.deviceKey, download.os, download.time])
         }
+        self.activity = ActivityLog(writer: pool)
     }
 
     /// Reads on the calling task's thread. A read of hot pages takes microseconds and never waits for
@@ -182,6 +185,13 @@ public final class SQLiteKioskStore: KioskStore {
         }
     }
 
+    public func replacePasswordHash(userID: Int, from old: String, to new: String) async throws {
+        try await pool.write { db in
+            try db.execute(sql: "UPDATE users SET password_hash = ? WHERE id = ? AND password_hash = ?",
+                           arguments: [new, userID, old])
+        }
+    }
+
     public func subscriptions(userID: Int) async throws -> [Subscription] {
         try read { db in
             try Row.fetchAll(db.cachedStatement(sql: """
@@ -195,24 +205,34 @@ public final class SQLiteKioskStore: KioskStore {
     public func identity(key: String) async throws -> DeviceIdentity? {
         try read { db in
             try Row.fetchOne(db.cachedStatement(sql: """
-                SELECT key, app_key, device_key, user_id, device_info, os FROM identities WHERE key = ?
+                SELECT key, app_key, device_key, user_id, device_info, os, imported FROM identities WHERE key = ?
                 """), arguments: [key]).map { row in
                 DeviceIdentity(key: row[0], appKey: row[1], deviceKey: row[2], userID: row[3],
-                               deviceInfo: DeviceInfoCoding.decode(row[4]), os: row[5])
+                               deviceInfo: DeviceInfoCoding.decode(row[4]), os: row[5], imported: row[6])
             }
         }
     }
 
-    public func saveIdentity(_ identity: DeviceIdentity, at time: Int64) async throws {
+    public func saveIdentity(_ identity: DeviceIdentity, at time: Int64, retiringImported: Bool) async throws {
         try await pool.write { db in
             try db.cachedStatement(sql: """
-                INSERT INTO identities (key, app_key, device_key, user_id, device_info, os, first_seen, last_seen)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO identities (key, app_key, device_key, user_id, device_info, os, first_seen, last_seen, imported)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT (key) DO UPDATE SET device_info = excluded.device_info, os = excluded.os,
                                                 last_seen = excluded.last_seen
                 """).execute(arguments: [identity.key, identity.appKey, identity.deviceKey, identity.userID,
-                                         DeviceInfoCoding.encode(identity.deviceInfo), identity.os, time, time])
+                                         DeviceInfoCoding.encode(identity.deviceInfo), identity.os, time, time,
+                                         identity.imported])
+            if retiringImported {
+                try db.cachedStatement(sql: """
+                    DELETE FROM identities WHERE app_key = ? AND device_key = ? AND imported AND key != ?
+                    """).execute(arguments: [identity.appKey, identity.deviceKey, identity.key])
+            }
         }
+    }
+
+    public func recordActivity(appKey: String, identityKey: String, at time: Int64) {
+        activity.record(ActivityLog.Entry(day: time / 86_400, appKey: appKey, identityKey: identityKey))
     }
 
     public func recordDownload(_ download: DownloadRecord) async throws {

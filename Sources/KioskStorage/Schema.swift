@@ -171,6 +171,19 @@ public enum KioskSchema {
                 CREATE INDEX demo_grants_by_time ON demo_grants (granted_at, app_key, device_key);
                 """)
         }
+        // Identities imported from the 2012 system keep their old key until the device's next `registrar`.
+        // `active_identities` holds one row per identity key an app saw on a UTC day (days since 1970-01-01).
+        migrator.registerMigration("v4: imported identities, identities seen per day") { db in
+            try db.alter(table: "identities") { t in
+                t.add(column: "imported", .boolean).notNull().defaults(to: false)
+            }
+            try db.create(table: "active_identities", options: .withoutRowID) { t in
+                t.column("day", .integer).notNull()
+                t.column("app_key", .text).notNull()
+                t.column("identity_key", .text).notNull()
+                t.primaryKey(["day", "app_key", "identity_key"])
+            }
+        }
         return migrator
     }
 }

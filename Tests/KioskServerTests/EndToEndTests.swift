@@ -195,7 +195,7 @@ import Testing
 
         // The reader gets every byte of the old bundle; new readers get the new one.
         #expect(FileManager.default.createFile(atPath: proceed, contents: nil))
-        let result = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let result = String(decoding: readToEnd(output.fileHandleForReading), as: UTF8.self)
         while reader.isRunning { try await Task.sleep(for: .milliseconds(20)) }
         #expect(result.trimmingCharacters(in: .whitespacesAndNewlines) == "HTTP/1.1 200 OK \(size) \(before[1])")
         let after = try await runClient("python3", ["-c", bundleLink]).split(separator: " ").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }

@@ -265,7 +265,7 @@ import Testing
             curl.arguments = ["-s", "-o", prefix + "/download", "-w", "%{http_code}", "--retry", "5", "--retry-connrefused",
                               "--retry-delay", "1", "http://127.0.0.1:\(port)" + url]
             try curl.run()
-            let code = Int(String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)) ?? 0
+            let code = Int(String(decoding: readToEnd(out.fileHandleForReading), as: UTF8.self)) ?? 0
             curl.waitUntilExit()
             return (code, (try? FileManager.default.attributesOfItem(atPath: prefix + "/download")[.size] as? Int) ?? -1)
         }

@@ -190,6 +190,58 @@ import Testing
         #expect(result["normal"] as? Bool == true)
     }
 
+    @Test func theConnectionClosesRightAfterA413InsteadOfReadingTheRest() async throws {
+        let kiosk = try await TestKiosk()
+        let result = try await Self.serve(kiosk) { server in
+            try await Self.run(server, #"""
+                import threading
+                def after_413(headers, chunk):
+                    s = socket.create_connection(("127.0.0.1", PORT), timeout=20)
+                    s.sendall(("POST /RPC2 HTTP/1.1\r\nHost: x\r\n%s%s\r\n" % (AUTH, headers)).encode())
+                    stop = threading.Event()
+                    def stream():   # a fast client that never stops sending
+                        try:
+                            while not stop.is_set():
+                                s.sendall(chunk)
+                        except OSError:
+                            pass
+                    sender = threading.Thread(target=stream)
+                    sender.start()
+                    data, answered, closed = b"", None, None
+                    try:
+                        while True:
+                            part = s.recv(65536)
+                            if not part:
+                                break
+                            data += part
+                            if answered is None and b"\r\n\r\n" in data:
+                                answered = time.time()
+                    except (ConnectionResetError, socket.timeout):
+                        pass
+                    closed = time.time()
+                    stop.set()
+                    s.close()
+                    sender.join()
+                    head = data.split(b"\r\n\r\n")[0].decode(errors="replace")
+                    return {"status": head.split("\r\n")[0], "close": "connection: close" in head.lower(),
+                            "seconds": closed - (answered or closed)}
+                block = b"<" * 65536
+                result = {
+                    "chunked": after_413("Transfer-Encoding: chunked\r\n", b"%x\r\n" % len(block) + block + b"\r\n"),
+                    "declared": after_413("Content-Length: 1073741824\r\n", block),
+                    "normal": normal(),
+                }
+                """#)
+        }
+        for kind in ["chunked", "declared"] {
+            let answer = try #require(result[kind] as? [String: Any])
+            #expect(answer["status"] as? String == "HTTP/1.1 413 Payload Too Large", "\(kind): \(answer)")
+            #expect(answer["close"] as? Bool == true, "\(kind): \(answer)")
+            #expect((answer["seconds"] as? Double ?? 99) < 1, "\(kind): closed \(answer["seconds"] ?? "never") s after the 413")
+        }
+        #expect(result["normal"] as? Bool == true)
+    }
+
     @Test func neverEndingChunkedBodyIsClosedByTheIdleTimeout() async throws {
         let kiosk = try await TestKiosk()
         let result = try await Self.serve(kiosk, edit: Self.idleTimeout(2)) { server in

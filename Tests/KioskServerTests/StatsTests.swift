@@ -74,7 +74,7 @@ import Testing
         try await store.subscribe(username: "tres", editionID: 2, until: IssueDate("2025-12-31")!)
         func signIn(_ app: String, _ device: String, _ user: Int, at time: Int64) async throws {
             try await store.saveIdentity(DeviceIdentity(key: "\(app)-\(device)-\(user)", appKey: app, deviceKey: device, userID: user,
-                                                        deviceInfo: [:], os: "iOS"), at: time)
+                                                        deviceInfo: [:], os: "iOS"), at: time, retiringImported: false)
         }
         func demo(_ app: String, _ device: String, at time: Int64, spendOn edition: Int? = nil) async throws {
             #expect(try await store.consumeDemo(appKey: app, deviceKey: device, quota: 3, at: time).granted)

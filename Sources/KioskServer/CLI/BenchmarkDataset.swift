@@ -49,7 +49,7 @@ struct BenchmarkDataset: Decodable {
         }
         configuration.apps = apps.map { app in
             .init(key: app.app_key, name: app.name, demoQuota: app.demo_quota,
-                  webKiosk: .init(baseURL: "https://\(app.app_key).example.cat", sections: ["portada": "/?hash="]),
+                  webKiosk: .init(baseURL: "https://\(app.app_key).example.cat", sections: .init([.init(name: "portada", path: "/?hash=")])),
                   lines: tariff_lines.filter { $0.app_key == app.app_key }.map {
                       .init(edition: $0.edition_id, order: $0.sort_order, access: .free)
                   })

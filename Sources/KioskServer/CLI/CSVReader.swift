@@ -1,3 +1,6 @@
+import ArgumentParser
+import Foundation
+
 /// A small RFC 4180 reader: quoted fields, doubled quotes, CRLF or LF line ends.
 struct CSVReader {
     struct Row {
@@ -10,6 +13,23 @@ struct CSVReader {
         var line: Int
         var message: String
         var description: String { "line \(line): \(message)" }
+    }
+
+    /// The rows of a UTF-8 file, the header first; an unreadable file is a usage error naming it.
+    static func rows(ofFile path: String) throws -> [Row] {
+        guard let data = FileManager.default.contents(atPath: path) else { throw ValidationError("\(path): cannot be read") }
+        guard let text = String(data: data, encoding: .utf8) else { throw ValidationError("\(path): not UTF-8 text") }
+        do {
+            return try rows(text)
+        } catch {
+            throw ValidationError("\(path): \(error); nothing was imported")
+        }
+    }
+
+    /// The header's column names, trimmed and lowercased.
+    static func columns(_ header: Row?) throws -> [String] {
+        guard let header else { throw Problem(line: 1, message: "the file is empty") }
+        return header.fields.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
     }
 
     static func rows(_ text: String) throws -> [Row] {

@@ -69,7 +69,8 @@ struct ServeCommand: AsyncParsableCommand {
                     if let rebuilt = try? runtimeFactory.makeRuntime(bound) { runtime.replace(with: rebuilt) }
                 }
                 logger.notice("Kiosk listening", metadata: [
-                    "rpc": .string("http\(server.tls == nil ? "" : "s")://\(server.host):\(port)/RPC2"),
+                    "rpc": .string("http\(server.tls == nil ? "" : "s")://\(server.host):\(port)\(server.rpcPaths[0])"),
+                    "rpc_paths": .string(server.rpcPaths.joined(separator: " ")),
                     "database": .string(server.database),
                     "editions": .string(server.editions),
                     "secret": .string(secrets.source),

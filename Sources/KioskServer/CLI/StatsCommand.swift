@@ -107,6 +107,13 @@ enum StatisticsReport {
             [$0.appKey, $0.appName, String($0.devices), String($0.grants), String($0.used), String($0.converted), rate($0.conversionRate)]
         })
 
+        out += "\nActive devices per day and app (distinct identity keys the app saw)\n"
+        out += grid([["day", "app", "name", "devices"]] + s.activeDevices.map {
+            [$0.day.description, $0.appKey, $0.appName, String($0.devices)]
+        })
+
+        out += "\nUsers with a legacy (2012) password hash, replaced at their next sign-in: \(s.legacyPasswordHashes)\n"
+
         out += "\nTop issues\n"
         out += grid([["rank", "edition", "name", "date", "downloads"]] + s.topIssues.enumerated().map {
             [String($0.offset + 1), String($0.element.editionID), $0.element.editionName, $0.element.date.description, String($0.element.downloads)]
@@ -158,6 +165,10 @@ enum StatisticsReport {
                 [String($0.offset + 1), String($0.element.editionID), $0.element.editionName, $0.element.date.description,
                  String($0.element.downloads)]
             }),
+            block("active_devices", ["day", "app", "name", "devices"], s.activeDevices.map {
+                [$0.day.description, $0.appKey, $0.appName, String($0.devices)]
+            }),
+            block("legacy_password_hashes", ["users"], [[String(s.legacyPasswordHashes)]]),
         ].joined(separator: "\n")
     }
 
@@ -181,6 +192,10 @@ enum StatisticsReport {
                 ["app": $0.appKey, "name": $0.appName, "devices": $0.devices, "grants": $0.grants, "used": $0.used,
                  "converted": $0.converted, "conversion_rate": ($0.conversionRate * 10_000).rounded() / 10_000] as [String: Any]
             },
+            "active_devices": s.activeDevices.map {
+                ["day": $0.day.description, "app": $0.appKey, "name": $0.appName, "devices": $0.devices] as [String: Any]
+            },
+            "legacy_password_hashes": s.legacyPasswordHashes,
             "top_issues": s.topIssues.enumerated().map {
                 ["rank": $0.offset + 1, "edition_id": $0.element.editionID, "edition": $0.element.editionName,
                  "date": $0.element.date.description, "downloads": $0.element.downloads] as [String: Any]

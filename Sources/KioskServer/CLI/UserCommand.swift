@@ -54,21 +54,20 @@ struct UserCommand: AsyncParsableCommand {
             abstract: "Add or update users from a CSV file, all or nothing.",
             discussion: """
                 Header: username,name,email,password[,subscriptions]. `password` is a plain password (hashed \
-                here with bcrypt) or an existing bcrypt hash ($2a$/$2b$/$2y$, e.g. from Joomla), kept as is. \
-                `subscriptions` is `EDITION:YYYY-MM-DD` pairs separated by `;`.
+                here with bcrypt) or a hash from the old Joomla database, kept as is: bcrypt ($2a$/$2b$/$2y$), \
+                phpass ($P$/$H$), md5hex:salt, or a bare 32-hex-digit MD5. A legacy (non-bcrypt) hash is \
+                replaced by bcrypt at the user's first successful sign-in. `subscriptions` is \
+                `EDITION:YYYY-MM-DD` pairs separated by `;`.
                 """)
         @OptionGroup var options: StoreOptions
         @Argument(help: "The CSV file.") var file: String
 
         func run() async throws {
             let configuration = try options.loadConfiguration()
-            guard let data = FileManager.default.contents(atPath: file) else {
-                throw ValidationError("\(file): cannot be read")
-            }
-            guard let text = String(data: data, encoding: .utf8) else { throw ValidationError("\(file): not UTF-8 text") }
+            let csv = try CSVReader.rows(ofFile: file)
             let rows: [UserImportParser.Row]
             do {
-                rows = try UserImportParser.parse(text, knownEditions: Set(configuration.catalogue.editions.map(\.id)))
+                rows = try UserImportParser.parse(csv, knownEditions: Set(configuration.catalogue.editions.map(\.id)))
             } catch {
                 throw ValidationError("\(file): \(error); nothing was imported")
             }
@@ -79,8 +78,9 @@ struct UserCommand: AsyncParsableCommand {
             }
             printError("writing \(users.count) users in one transaction…")
             let summary = try await store.importUsers(users, at: Int64(Date().timeIntervalSince1970))
+            let legacy = users.filter { StoredPasswordHash($0.passwordHash)?.isLegacy == true }.count
             printOutput("\(file): \(summary.added) users added, \(summary.updated) updated, "
-                        + "\(summary.subscriptions) subscriptions set")
+                        + "\(summary.subscriptions) subscriptions set, \(legacy) legacy password hashes kept until first sign-in")
         }
     }
 }
@@ -100,14 +100,12 @@ enum UserImportParser {
         }
     }
 
-    static func parse(_ text: String, knownEditions: Set<Int>) throws -> [Row] {
-        let rows = try CSVReader.rows(text)
-        guard let header = rows.first else { throw CSVReader.Problem(line: 1, message: "the file is empty") }
-        let columns = header.fields.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+    static func parse(_ rows: [CSVReader.Row], knownEditions: Set<Int>) throws -> [Row] {
+        let columns = try CSVReader.columns(rows.first)
         guard Array(columns.prefix(4)) == ["username", "name", "email", "password"],
               columns.count == 4 || (columns.count == 5 && columns[4] == "subscriptions")
         else {
-            throw CSVReader.Problem(line: header.line, message: "the header must be username,name,email,password[,subscriptions]")
+            throw CSVReader.Problem(line: rows[0].line, message: "the header must be username,name,email,password[,subscriptions]")
         }
         var seen = Set<String>()
         return try rows.dropFirst().map { row in
@@ -120,8 +118,11 @@ enum UserImportParser {
             guard seen.insert(username.lowercased()).inserted else { throw fail("username \"\(username)\" appears twice") }
             let password = row.fields[3]
             guard !password.isEmpty else { throw fail("empty password") }
-            let isHash = password.hasPrefix("$2")
-            if isHash && !PasswordHashing.isBcryptHash(password) { throw fail("password looks like a bcrypt hash but is malformed") }
+            let isHash = StoredPasswordHash(password) != nil
+            if !isHash && password.hasPrefix("$2") { throw fail("password looks like a bcrypt hash but is malformed") }
+            if !isHash && (password.hasPrefix("$P$") || password.hasPrefix("$H$")) {
+                throw fail("password looks like a phpass hash but is malformed or asks for more than 2^20 rounds")
+            }
             var subscriptions: [(editionID: Int, until: IssueDate)] = []
             if columns.count == 5 {
                 for pair in row.fields[4].split(separator: ";") where !pair.trimmingCharacters(in: .whitespaces).isEmpty {

@@ -13,7 +13,7 @@ indirect enum ConfigurationKeys: Sendable {
     static let file: ConfigurationKeys = .map([
         "server": .map([
             "host": .value, "port": .value, "public_url": .value, "database": .value, "editions": .value,
-            "samples": .value, "idle_timeout_seconds": .value, "json_logs": .value,
+            "samples": .value, "idle_timeout_seconds": .value, "json_logs": .value, "rpc_paths": .list(.value),
             "tls": .map(["certificate": .value, "key": .value]),
         ]),
         "limits": .map(["max_body_bytes": .value, "max_upload_bytes": .value, "database_busy_timeout_seconds": .value]),
@@ -30,7 +30,10 @@ indirect enum ConfigurationKeys: Sendable {
         ])),
         "apps": .list(.map([
             "key": .value, "name": .value, "demo_quota": .value,
-            "web_kiosk": .map(["base_url": .value, "sections": .anyKeys(.value)]),
+            "web_kiosk": .map([
+                "base_url": .value, "sections": .anyKeys(.value), "default_section": .value,
+                "aliases": .anyKeys(.list(.value)),
+            ]),
             "lines": .list(.map(["edition": .value, "order": .value, "access": .value])),
         ])),
     ])

@@ -28,6 +28,7 @@ struct KioskConfiguration: Codable, Sendable, Equatable {
         enum CodingKeys: String, CodingKey {
             case host, port, database, editions, samples, tls
             case publicURL = "public_url", idleTimeoutSeconds = "idle_timeout_seconds", jsonLogs = "json_logs"
+            case rpcPaths = "rpc_paths"
         }
 
         var host = "127.0.0.1"
@@ -43,6 +44,8 @@ struct KioskConfiguration: Codable, Sendable, Equatable {
         var idleTimeoutSeconds = 60
         /// Emit logs as JSON lines.
         var jsonLogs = false
+        /// Where XML-RPC is answered: `/RPC2` and the Joomla XML-RPC server's path the 2012 apps have compiled in.
+        var rpcPaths = ["/RPC2", "/xmlrpc/index.php", "/xmlrpc/", "/xmlrpc"]
     }
 
     struct TLS: Codable, Sendable, Equatable {
@@ -135,8 +138,44 @@ struct KioskConfiguration: Codable, Sendable, Equatable {
 
     struct WebKioskEntry: Codable, Sendable, Equatable {
         var baseURL: String
-        var sections: [String: String] = [:]
-        enum CodingKeys: String, CodingKey { case baseURL = "base_url", sections }
+        /// Section name -> path, in the file's order (the first is the default unless `default_section` says).
+        var sections = OrderedPaths()
+        /// Opened for an unknown or empty `seccioQ`.
+        var defaultSection: String?
+        /// Section name -> other names the apps send for it.
+        var aliases: [String: [String]] = [:]
+        enum CodingKeys: String, CodingKey {
+            case baseURL = "base_url", sections, aliases
+            case defaultSection = "default_section"
+        }
+    }
+
+    /// A YAML map of names to paths that keeps the file's order.
+    struct OrderedPaths: Codable, Sendable, Equatable {
+        struct Entry: Sendable, Equatable {
+            var name: String
+            var path: String
+        }
+        var entries: [Entry] = []
+
+        private struct Name: CodingKey {
+            var stringValue: String
+            var intValue: Int? { nil }
+            init(stringValue: String) { self.stringValue = stringValue }
+            init?(intValue: Int) { nil }
+        }
+
+        init(_ entries: [Entry] = []) { self.entries = entries }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: Name.self)
+            entries = try container.allKeys.map { Entry(name: $0.stringValue, path: try container.decode(String.self, forKey: $0)) }
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: Name.self)
+            for entry in entries { try container.encode(entry.path, forKey: Name(stringValue: entry.name)) }
+        }
     }
 
     struct LineEntry: Codable, Sendable, Equatable {
@@ -179,6 +218,7 @@ extension KioskConfiguration.Server {
         tls = try c.decodeIfPresent(KioskConfiguration.TLS.self, forKey: .tls)
         idleTimeoutSeconds = try c.decodeIfPresent(Int.self, forKey: .idleTimeoutSeconds) ?? d.idleTimeoutSeconds
         jsonLogs = try c.decodeIfPresent(Bool.self, forKey: .jsonLogs) ?? d.jsonLogs
+        rpcPaths = try c.decodeIfPresent([String].self, forKey: .rpcPaths) ?? d.rpcPaths
     }
 }
 
@@ -209,6 +249,16 @@ extension KioskConfiguration.Links {
         format = try c.decodeIfPresent(String.self, forKey: .format) ?? d.format
         prefix = try c.decodeIfPresent(String.self, forKey: .prefix) ?? d.prefix
         lifetimeSeconds = try c.decodeIfPresent(Int.self, forKey: .lifetimeSeconds) ?? d.lifetimeSeconds
+    }
+}
+
+extension KioskConfiguration.WebKioskEntry {
+    init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        baseURL = try c.decode(String.self, forKey: .baseURL)
+        sections = try c.decodeIfPresent(KioskConfiguration.OrderedPaths.self, forKey: .sections) ?? .init()
+        defaultSection = try c.decodeIfPresent(String.self, forKey: .defaultSection)
+        aliases = try c.decodeIfPresent([String: [String]].self, forKey: .aliases) ?? [:]
     }
 }
 
@@ -265,6 +315,7 @@ extension KioskConfiguration {
         if let url = server.publicURL, !(url.hasPrefix("http://") || url.hasPrefix("https://")) {
             throw fail("server.public_url", "must start with http:// or https://")
         }
+        try validateRPCPaths(fail)
         guard limits.maxBodyBytes >= 1024 else { throw fail("limits.max_body_bytes", "must be at least 1024") }
         guard signIn.maxFailures >= 1 else { throw fail("sign_in.max_failures", "must be at least 1") }
         guard signIn.windowSeconds >= 1 else { throw fail("sign_in.window_seconds", "must be at least 1") }
@@ -311,9 +362,7 @@ extension KioskConfiguration {
                 throw fail("apps[\(a)].key", "must be non-empty and used once")
             }
             guard app.demoQuota >= 0 else { throw fail("apps[\(a)].demo_quota", "must be 0 or more") }
-            if let kiosk = app.webKiosk, !(kiosk.baseURL.hasPrefix("http://") || kiosk.baseURL.hasPrefix("https://")) {
-                throw fail("apps[\(a)].web_kiosk.base_url", "must start with http:// or https://")
-            }
+            if let kiosk = app.webKiosk { try kiosk.validate(key: "apps[\(a)].web_kiosk", fail) }
             var lineEditions = Set<Int>()
             for (l, line) in app.lines.enumerated() {
                 guard editionIDs.contains(line.edition) else {
@@ -323,6 +372,31 @@ extension KioskConfiguration {
                     throw fail("apps[\(a)].lines[\(l)].edition", "edition \(line.edition) has two lines in app \(app.key)")
                 }
             }
+        }
+    }
+
+    /// The XML-RPC paths, each unique once a trailing `/` is dropped (the router does not tell them apart),
+    /// none under another route.
+    private func validateRPCPaths(_ fail: (String, String) -> ConfigurationError) throws {
+        guard !server.rpcPaths.isEmpty else { throw fail("server.rpc_paths", "must list at least one path, e.g. /RPC2") }
+        let reserved = ["/healthz", "/readyz", "/metrics", "/sso", "/publish", links.prefix]
+        for (index, path) in server.rpcPaths.enumerated() {
+            let key = "server.rpc_paths[\(index)]"
+            guard path.hasPrefix("/"), path.count > 1, !path.contains(where: { $0 == "?" || $0 == "#" || $0 == " " || $0 == ":" }) else {
+                throw fail(key, "must be a path starting with / (no query, spaces or parameters), got \"\(path)\"")
+            }
+            if let route = reserved.first(where: { path == $0 || path.hasPrefix($0 + "/") }) {
+                throw fail(key, "\(path) is under \(route), which Kiosk already answers")
+            }
+        }
+    }
+
+    /// The configured XML-RPC paths as the router matches them: without a trailing `/`, each once.
+    var rpcRoutes: [String] {
+        var seen = Set<String>()
+        return server.rpcPaths.compactMap { path in
+            let route = path.count > 1 && path.hasSuffix("/") ? String(path.dropLast()) : path
+            return seen.insert(route).inserted ? route : nil
         }
     }
 
@@ -343,13 +417,47 @@ extension KioskConfiguration {
 
     var webKiosks: [String: WebKiosk] {
         Dictionary(uniqueKeysWithValues: apps.compactMap { app in
-            app.webKiosk.map { (app.key, WebKiosk(baseURL: $0.baseURL, sections: $0.sections)) }
+            app.webKiosk.map { entry in
+                (app.key, WebKiosk(
+                    baseURL: entry.baseURL,
+                    sections: entry.sections.entries.map {
+                        WebKiosk.Section(name: $0.name, path: $0.path, aliases: entry.aliases[$0.name] ?? [])
+                    },
+                    defaultSection: entry.defaultSection))
+            }
         })
     }
 
     var publicURL: String {
         let url = server.publicURL ?? "http://\(server.host.contains(":") ? "[\(server.host)]" : server.host):\(server.port)"
         return url.hasSuffix("/") ? String(url.dropLast()) : url
+    }
+}
+
+extension KioskConfiguration.WebKioskEntry {
+    func validate(key: String, _ fail: (String, String) -> ConfigurationError) throws {
+        guard baseURL.hasPrefix("http://") || baseURL.hasPrefix("https://") else {
+            throw fail("\(key).base_url", "must start with http:// or https://")
+        }
+        var owner: [String: String] = [:]   // folded name -> section
+        for entry in sections.entries {
+            guard owner.updateValue(entry.name, forKey: entry.name.lowercased()) == nil else {
+                throw fail("\(key).sections.\(entry.name)", "is listed twice (names match whatever their case)")
+            }
+        }
+        if let name = defaultSection, !sections.entries.contains(where: { $0.name == name }) {
+            throw fail("\(key).default_section", "\"\(name)\" is not one of the sections")
+        }
+        for (section, names) in aliases.sorted(by: { $0.key < $1.key }) {
+            guard sections.entries.contains(where: { $0.name == section }) else {
+                throw fail("\(key).aliases.\(section)", "\"\(section)\" is not one of the sections")
+            }
+            for name in names {
+                if let other = owner.updateValue(section, forKey: name.lowercased()), other != section {
+                    throw fail("\(key).aliases.\(section)", "\"\(name)\" already names section \"\(other)\"")
+                }
+            }
+        }
     }
 }
 

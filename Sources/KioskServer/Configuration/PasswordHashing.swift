@@ -3,38 +3,49 @@ import KioskModels
 import NIOCore
 import NIOPosix
 
-/// bcrypt hashing and checking, off the event loops (on NIO's blocking thread pool).
+/// bcrypt hashing, and checking of bcrypt and the 2012 system's hashes, off the event loops (on NIO's
+/// blocking thread pool).
 ///
 /// Checks pass through `gate`: a flood of distinct wrong passwords (each one a cache miss and a full
 /// bcrypt) waits its turn instead of taking every pool thread from file delivery and the database.
-struct PasswordHashing: PasswordVerifier {
+struct PasswordHashing: PasswordHasher {
     static let defaultCost: UInt8 = 11
     /// Process-wide, like the thread pool it protects: half the processors (at least one) verify at once.
     static let gate = ConcurrencyGate(limit: max(1, System.coreCount / 2))
 
-    func verify(_ password: String, against hash: String) async -> Bool {
-        guard Self.isBcryptHash(hash) else { return false }
+    func verify(_ password: String, against hash: String?) async -> Bool {
+        let stored = hash.flatMap(StoredPasswordHash.init)
         return await Self.gate.run {
-            (try? await NIOThreadPool.singleton.runIfActive { Bcrypt.verify(password, hash: Self.normalized(hash)) }) ?? false
+            (try? await NIOThreadPool.singleton.runIfActive { Self.check(password, against: stored) }) ?? false
         }
     }
 
-    func hash(_ password: String, cost: UInt8 = PasswordHashing.defaultCost) async throws -> String {
+    /// The check itself, on the calling thread. No account, or a legacy hash (MD5 is fast), costs the
+    /// same bcrypt work as an account's check, so the time taken tells neither apart from a bcrypt account.
+    static func check(_ password: String, against stored: StoredPasswordHash?) -> Bool {
+        guard case .bcrypt(let bcrypt)? = stored else {
+            _ = Bcrypt.verify(password, hash: equalizingHash)
+            return stored?.legacyMatches(password) ?? false
+        }
+        return Bcrypt.verify(password, hash: normalized(bcrypt))
+    }
+
+    func hash(_ password: String) async throws -> String {
+        try await hash(password, cost: Self.defaultCost)
+    }
+
+    func hash(_ password: String, cost: UInt8) async throws -> String {
         try await NIOThreadPool.singleton.runIfActive { Bcrypt.hash(password, cost: cost) }
     }
 
-    /// `$2a$`, `$2b$` or `$2y$` with a two-digit cost, 22 salt and 31 hash characters.
+    /// A bcrypt hash, at the default cost, of a random password nobody knows; made once, at first use.
+    static let equalizingHash: String = {
+        let password = (0..<4).map { _ in String(UInt64.random(in: .min ... .max), radix: 36) }.joined()
+        return Bcrypt.hash(password, cost: defaultCost)
+    }()
+
     static func isBcryptHash(_ text: String) -> Bool {
-        let bytes = Array(text.utf8)
-        guard bytes.count == 60, bytes[0] == UInt8(ascii: "$"), bytes[1] == UInt8(ascii: "2"),
-              [UInt8(ascii: "a"), UInt8(ascii: "b"), UInt8(ascii: "y")].contains(bytes[2]),
-              bytes[3] == UInt8(ascii: "$"), bytes[6] == UInt8(ascii: "$"),
-              let cost = Int(String(decoding: bytes[4...5], as: UTF8.self)), (4...31).contains(cost)
-        else { return false }
-        return bytes[7...].allSatisfy { byte in
-            (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
-                || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "/")
-        }
+        if case .bcrypt? = StoredPasswordHash(text) { true } else { false }
     }
 
     /// PHP's `$2y$` and old `$2a$` hashes are checked as `$2b$` (the same algorithm for valid UTF-8 passwords).

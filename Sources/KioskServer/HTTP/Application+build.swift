@@ -16,7 +16,7 @@ func buildRouter(runtime: RuntimeBox, metrics: KioskMetrics? = nil, benchmarkPee
     router.add(middleware: LogRequestsMiddleware(.debug))
     HealthController().addRoutes(to: router)
     if let metrics { MetricsController(metrics: metrics).addRoutes(to: router) }
-    RPCController().addRoutes(to: router)
+    RPCController(paths: runtime.runtime.configuration.rpcRoutes).addRoutes(to: router)
     SSOController().addRoutes(to: router)
     // The prefix is fixed at start; the delivery and endpoint follow reloads through the request's runtime.
     addFileDeliveryRoutes(to: router, prefix: runtime.runtime.configuration.links.prefix) { $0.runtime.delivery }
@@ -36,7 +36,8 @@ func buildApplication(
 ) throws -> some ApplicationProtocol {
     let configuration = runtime.runtime.configuration
     let http1 = HTTPServerBuilder.http1(
-        configuration: .init(idleTimeout: .seconds(Int64(configuration.server.idleTimeoutSeconds))),
+        configuration: .init(additionalChannelHandlers: [CloseAfterResponseHandler()],
+                             idleTimeout: .seconds(Int64(configuration.server.idleTimeoutSeconds))),
         countingConnectionsIn: metrics)
     let server: HTTPServerBuilder
     if let tls = configuration.server.tls {

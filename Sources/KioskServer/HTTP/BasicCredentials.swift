@@ -54,7 +54,7 @@ final class BasicAuthenticator: Sendable {
         if cached.refused { return nil }
         guard let credentials = BasicCredentials(request: request) else { return nil }
         let hash = hashes[credentials.username]
-        let valid = await verifier.verify(credentials.password, against: hash ?? KioskService.unknownUserHash) && hash != nil
+        let valid = await verifier.verify(credentials.password, against: hash)
         cache.withLockedValue { cache in
             if valid {
                 if cache.accepted.count >= Self.cacheLimit { cache.accepted.removeAll() }

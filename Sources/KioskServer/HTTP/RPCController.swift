@@ -4,20 +4,27 @@ import KioskModels
 import NIOCore
 import XMLRPC
 
-/// `POST /RPC2`: HTTP Basic authentication of API clients, the body limit, then the XML-RPC dispatcher.
+/// `POST` on each XML-RPC path (`server.rpc_paths`: `/RPC2` and the 2012 apps' Joomla paths): HTTP Basic
+/// authentication of API clients, the body limit, then the XML-RPC dispatcher. Any Content-Type is taken.
 struct RPCController {
+    /// As the router matches them (`KioskConfiguration.rpcRoutes`).
+    let paths: [String]
+
     func addRoutes(to router: Router<KioskRequestContext>) {
-        router.post("/RPC2", use: call)
+        for path in paths { router.post(RouterPath(path), use: call) }
     }
 
     @Sendable func call(_ request: Request, context: KioskRequestContext) async throws -> Response {
         let runtime = context.runtime!
+        let limit = runtime.configuration.limits.maxBodyBytes
+        let declaredLength = request.headers[.contentLength].flatMap(Int.init)
         guard await runtime.apiClients.authenticate(request) != nil else {
             context.logger.info("RPC call refused: missing or wrong API client credentials")
-            return .unauthorized()
+            // The 2012 app retries on the same connection, so a small body is drained; a large or
+            // unbounded one closes the connection instead of being read.
+            return .unauthorized(close: !(declaredLength.map { $0 <= limit } ?? false))
         }
-        let limit = runtime.configuration.limits.maxBodyBytes
-        if let length = request.headers[.contentLength].flatMap(Int.init), length > limit {
+        if let declaredLength, declaredLength > limit {
             return .tooLarge(limit: limit)
         }
         var request = request

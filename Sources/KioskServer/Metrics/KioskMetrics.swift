@@ -1,3 +1,4 @@
+import KioskRPC
 import NIOConcurrencyHelpers
 import Prometheus
 
@@ -33,6 +34,7 @@ final class KioskMetrics: Sendable {
     private let databaseDuration: Family<DurationHistogram>
     private let databaseErrors: Family<Counter>
     private let configurationReloads: Family<Counter>
+    private let unknownSections: Family<Counter>
 
     /// Request and XML-RPC latency buckets (seconds).
     static let latencyBuckets: [Duration] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
@@ -87,6 +89,10 @@ final class KioskMetrics: Sendable {
             "database_errors", "total", "Store calls that failed, by operation.")))
         configurationReloads = Family(registry, .counter(name(
             "configuration_reloads", "total", "Configuration reloads on SIGHUP, by outcome: ok or failed.")))
+
+        unknownSections = Family(registry, .counter(name(
+            "web_kiosk_unknown_sections", "total",
+            "hashQuiosc calls whose seccioQ named no section or alias of the app's web kiosk (the default section was opened), by app.")))
 
         for reason in ["wrong_credentials", "locked_out"] { _ = signInFailures.counter(["reason": reason]) }
         for kind in FileKind.allCases {
@@ -152,6 +158,10 @@ final class KioskMetrics: Sendable {
         configurationReloads.counter(["outcome": ok ? "ok" : "failed"]).increment()
     }
 
+    func unknownSection(appKey: String) {
+        unknownSections.counter(["app": appKey]).increment()
+    }
+
     // MARK: Exposition
 
     /// The Prometheus text exposition format (version 0.0.4).
@@ -204,4 +214,10 @@ extension Family where Metric == Counter {
 
 extension Family where Metric == DurationHistogram {
     func histogram(_ labels: KeyValuePairs<String, String>) -> DurationHistogram { get(labels) }
+}
+
+/// The wire methods' events, counted. The app key is one the configuration lists (`hashQuiosc` checks
+/// it first); the unknown section name itself is logged, never used as a label.
+extension KioskMetrics: KioskRPCObserver {
+    func unknownSection(appKey: String, section: String) { unknownSection(appKey: appKey) }
 }

@@ -70,8 +70,16 @@ struct InstrumentedKioskStore: KioskStore, ReadinessProbe {
         try await timed("identity") { try await base.identity(key: key) }
     }
 
-    func saveIdentity(_ identity: DeviceIdentity, at time: Int64) async throws {
-        try await timed("save_identity") { try await base.saveIdentity(identity, at: time) }
+    func replacePasswordHash(userID: Int, from old: String, to new: String) async throws {
+        try await timed("replace_password_hash") { try await base.replacePasswordHash(userID: userID, from: old, to: new) }
+    }
+
+    func saveIdentity(_ identity: DeviceIdentity, at time: Int64, retiringImported: Bool) async throws {
+        try await timed("save_identity") { try await base.saveIdentity(identity, at: time, retiringImported: retiringImported) }
+    }
+
+    func recordActivity(appKey: String, identityKey: String, at time: Int64) {
+        base.recordActivity(appKey: appKey, identityKey: identityKey, at: time)
     }
 
     func recordDownload(_ download: DownloadRecord) async throws {

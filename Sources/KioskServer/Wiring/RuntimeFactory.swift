@@ -31,7 +31,8 @@ struct RuntimeFactory: Sendable {
             service: service, links: links,
             bundles: metrics.map { InstrumentedIssueBundles(editions.bundles, metrics: $0) as any IssueBundles } ?? editions.bundles,
             webKiosks: configuration.webKiosks, webKioskTokens: WebKioskTokenSigner(secret: secrets.webKioskKey),
-            webKioskTokenLifetime: configuration.webKioskTokenLifetimeSeconds)
+            webKioskTokenLifetime: configuration.webKioskTokenLifetimeSeconds,
+            observer: metrics ?? UnobservedKioskRPC())
         var dispatcher = XMLRPCDispatcher<KioskRequestContext>()
         KioskMethods.register(into: &dispatcher)
         let logger = self.logger

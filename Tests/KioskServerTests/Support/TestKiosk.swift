@@ -108,7 +108,7 @@ func runProcess(_ executable: URL, _ arguments: [String], stdin: String? = nil, 
                 try process.run()
                 if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
                 try input.fileHandleForWriting.close()
-                let out = output.fileHandleForReading.readDataToEndOfFile()
+                let out = readToEnd(output.fileHandleForReading)
                 process.waitUntilExit()
                 let err = (try? Data(contentsOf: errorFile)) ?? Data()
                 continuation.resume(returning: (process.terminationStatus, String(decoding: out, as: UTF8.self),
@@ -116,6 +116,23 @@ func runProcess(_ executable: URL, _ arguments: [String], stdin: String? = nil, 
             } catch {
                 continuation.resume(throwing: error)
             }
+        }
+    }
+}
+
+/// Everything a pipe gives until its end. Foundation's `readDataToEndOfFile` traps when a signal
+/// (a child process ending, among others) interrupts the read; this retries it.
+func readToEnd(_ handle: FileHandle) -> Data {
+    var data = Data()
+    var buffer = [UInt8](repeating: 0, count: 1 << 16)
+    while true {
+        let count = buffer.withUnsafeMutableBytes { read(handle.fileDescriptor, $0.baseAddress, $0.count) }
+        if count > 0 {
+            data.append(contentsOf: buffer[..<count])
+        } else if count < 0 && errno == EINTR {
+            continue
+        } else {
+            return data
         }
     }
 }
