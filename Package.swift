@@ -134,6 +134,7 @@ let package = Package(
                 "KioskServer", "XMLRPC", "KioskModels", "KioskStorage", "KioskEditions", "KioskRPC",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],
+            exclude: ["RecordedAnswers"],
             swiftSettings: swiftSettings),
     ]
 )

@@ -68,18 +68,22 @@ import Testing
             SignedLinks(format: format, secret: FileDeliveryTests.secret, prefix: "/files", baseURL: "", lifetimeSeconds: lifetime)
         }
 
+        /// The delivery and publishing routes as the server adds them, on this fixture's parts; the
+        /// publisher `editor` (password `pw`) may publish.
         func app(_ format: LinkFormat = .kiosk, clock: Int64 = FileDeliveryTests.now,
-                 maxUpload: Int64 = 64 << 20) -> some ApplicationProtocol {
-            let router = Router()
+                 maxUpload: Int64 = 64 << 20) async throws -> some ApplicationProtocol {
+            let router = Router(context: KioskRequestContext.self)
             var delivery = FileDelivery(directory: directory, links: links(format))
             delivery.now = { clock }
             delivery.chunkSize = 16 << 10
-            addFileDeliveryRoutes(to: router, delivery: delivery)
+            let fixed = delivery
+            FileDeliveryController(prefix: "/files") { _ in fixed }.addRoutes(to: router.group())
             let endpoint = PublishEndpoint(publisher: publisher, maxUploadBytes: maxUpload,
-                                           logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })) { request in
-                request.headers[.authorization] == "Basic " + Data("editor:pw".utf8).base64EncodedString() ? "editor" : nil
-            }
-            addPublishRoutes(to: router) { _ in endpoint }
+                                           logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
+            let editors = BasicAuthenticator(accounts: [.init(username: "editor", passwordHash: try await PasswordHashing().hash("pw", cost: 4))])
+            PublishController { _ in endpoint }.addRoutes(to: router.group().add(middleware: BasicAuthenticationMiddleware(
+                realm: "kiosk publishers", message: "Publisher credentials are required (HTTP Basic).",
+                accounts: { _ in editors }, drainLimit: { _ in 8 << 20 })))
             return Application(router: router, logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
         }
 

@@ -14,14 +14,19 @@ func buildRouter(runtime: RuntimeBox, metrics: KioskMetrics? = nil, benchmarkPee
     router.add(middleware: RuntimeMiddleware(current: runtime))
     if let metrics { router.add(middleware: HTTPMetricsMiddleware(metrics: metrics)) }
     router.add(middleware: LogRequestsMiddleware(.debug))
-    HealthController().addRoutes(to: router)
-    if let metrics { MetricsController(metrics: metrics).addRoutes(to: router) }
-    RPCController(paths: runtime.runtime.configuration.rpcRoutes).addRoutes(to: router)
-    SSOController().addRoutes(to: router)
+    HealthController().addRoutes(to: router.group())
+    if let metrics { MetricsController(metrics: metrics).addRoutes(to: router.group()) }
+    RPCController(paths: runtime.runtime.configuration.rpcRoutes)
+        .addRoutes(to: router.group().add(middleware: BasicAuthenticationMiddleware.apiClients))
+    SSOController().addRoutes(to: router.group())
     // The prefix is fixed at start; the delivery and endpoint follow reloads through the request's runtime.
-    addFileDeliveryRoutes(to: router, prefix: runtime.runtime.configuration.links.prefix) { $0.runtime.delivery }
-    addPublishRoutes(to: router) { $0.runtime.publishing }
-    if benchmarkPeerRoutes { BenchmarkPeerRoutes().addRoutes(to: router) }
+    FileDeliveryController(prefix: runtime.runtime.configuration.links.prefix) { $0.runtime.delivery }
+        .addRoutes(to: router.group())
+    PublishController { $0.runtime.publishing }
+        .addRoutes(to: router.group().add(middleware: BasicAuthenticationMiddleware.publishers))
+    if benchmarkPeerRoutes {
+        BenchmarkPeerRoutes().addRoutes(to: router.group().add(middleware: BasicAuthenticationMiddleware.apiClients))
+    }
     return router
 }
 

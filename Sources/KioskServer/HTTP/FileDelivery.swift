@@ -36,8 +36,8 @@ struct FileDelivery: Sendable {
         let relative: String
         switch links.verify(rawPath: request.uri.path, query: request.uri.query, now: now()) {
         case .valid(let path): relative = path
-        case .forbidden: return Response.text(.forbidden, "This link is not valid.\n")
-        case .expired: return Response.text(.gone, "This link has expired; ask the app for a new one.\n")
+        case .forbidden: throw KioskHTTPError.forbidden("This link is not valid.")
+        case .expired: throw KioskHTTPError.gone("This link has expired; ask the app for a new one.")
         }
         let directory = self.directory
         let opened: Result<EditionsDirectory.ServedFile, EditionsDirectory.ResolutionError> = try await threadPool.runIfActive {
@@ -46,8 +46,8 @@ struct FileDelivery: Sendable {
         let file: EditionsDirectory.ServedFile
         switch opened {
         case .success(let served): file = served
-        case .failure(.invalidPath): return Response.text(.forbidden, "This link is not valid.\n")
-        case .failure(.notFound): return Response.text(.notFound, "No such file (it may have been replaced by a newer edition).\n")
+        case .failure(.invalidPath): throw KioskHTTPError.forbidden("This link is not valid.")
+        case .failure(.notFound): throw KioskHTTPError.notFound("No such file (it may have been replaced by a newer edition).")
         }
 
         let etag = file.etag
@@ -69,7 +69,7 @@ struct FileDelivery: Sendable {
             case .none: break                           // malformed or several ranges: the whole file
             case .unsatisfiable:
                 headers[.contentRange] = "bytes */\(size)"
-                return Response(status: .rangeNotSatisfiable, headers: headers)
+                throw KioskHTTPError.rangeNotSatisfiable(headers: headers)
             case .range(let bytes): range = bytes
             }
         }
@@ -86,7 +86,7 @@ struct FileDelivery: Sendable {
         let body = ResponseBody(contentLength: Int(length)) { writer in
             // Two buffers per response, used in turn: by the time one comes round again the connection
             // has normally sent it, so its storage is refilled in place.
-            let buffers = [ReusableBuffer(capacity: chunkSize), ReusableBuffer(capacity: chunkSize)]
+            let buffers = [FileChunkBuffer(capacity: chunkSize), FileChunkBuffer(capacity: chunkSize)]
             var offset = start
             var turn = 0
             let end = start + length
@@ -111,40 +111,6 @@ struct FileDelivery: Sendable {
         return Response(status: status, headers: headers, body: body)
     }
 
-    /// One chunk buffer, filled on the event loop or the thread pool and then handed to the connection.
-    ///
-    /// The box holds the only reference between uses, so a fill writes into the same storage unless the
-    /// connection still holds the previous chunk (then `clear()` gives it fresh storage). Used by one
-    /// response task at a time: filled while the task awaits, read after.
-    final class ReusableBuffer: @unchecked Sendable {
-        private(set) var buffer: ByteBuffer
-
-        init(capacity: Int) {
-            buffer = ByteBufferAllocator().buffer(capacity: capacity)
-        }
-
-        func fill(from file: OpenFile, count: Int, at offset: Int64) throws {
-            buffer.clear()
-            let read = try buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: count) { raw in
-                try file.read(into: raw.baseAddress!, count: count, at: offset)
-            }
-            guard read == count else { throw FileTruncated() }
-        }
-
-        /// `fill` if the bytes are in the page cache (never waits for the disk); false otherwise.
-        func fillIfCached(from file: OpenFile, count: Int, at offset: Int64) -> Bool {
-            buffer.clear()
-            var cached = false
-            buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: count) { raw in
-                cached = file.readIfCached(into: raw.baseAddress!, count: count, at: offset)
-                return cached ? count : 0
-            }
-            return cached
-        }
-    }
-
-    struct FileTruncated: Error {}
-
     /// `If-None-Match`: `*` or a list containing the (weakly compared) entity tag.
     static func matches(_ header: String, etag: String) -> Bool {
         let bare = etag.hasPrefix("W/") ? String(etag.dropFirst(2)) : etag
@@ -162,78 +128,17 @@ struct FileDelivery: Sendable {
     }
 }
 
-/// A single `Range: bytes=` range (RFC 9110 §14.1.2).
-enum ByteRange: Equatable {
-    /// Malformed, several ranges, or a unit other than bytes: serve the whole file.
-    case none
-    /// No byte of the range exists: `416`.
-    case unsatisfiable
-    case range(ClosedRange<Int64>)
+/// `GET` and `HEAD` for `<prefix>/**` (the configuration's `links.prefix`, fixed at start), answered by the
+/// delivery `delivery` returns for the request's context (so a configuration reload can swap it).
+struct FileDeliveryController: Sendable {
+    let prefix: String
+    let delivery: @Sendable (KioskRequestContext) -> FileDelivery
 
-    static func parse(_ header: String, size: Int64) -> ByteRange {
-        let value = header.trimmingCharacters(in: .whitespaces)
-        guard value.lowercased().hasPrefix("bytes=") else { return .none }
-        let spec = value.dropFirst(6).trimmingCharacters(in: .whitespaces)
-        guard !spec.contains(","), let dash = spec.firstIndex(of: "-") else { return .none }
-        let first = spec[..<dash].trimmingCharacters(in: .whitespaces)
-        let last = spec[spec.index(after: dash)...].trimmingCharacters(in: .whitespaces)
-        func number(_ text: String) -> Int64? {
-            guard !text.isEmpty, text.count <= 18, text.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else { return nil }
-            return Int64(text)
+    func addRoutes(to group: RouterGroup<KioskRequestContext>) {
+        let path = RouterPath(String(prefix.drop { $0 == "/" }) + "/**")
+        group.get(path) { request, context in
+            try await delivery(context).respond(to: request, eventLoop: context.connectionEventLoop)
         }
-        if first.isEmpty {
-            // Suffix range: the last N bytes.
-            guard let count = number(last) else { return .none }
-            guard count > 0, size > 0 else { return .unsatisfiable }
-            return .range(max(0, size - count)...(size - 1))
-        }
-        guard let start = number(first) else { return .none }
-        let end: Int64
-        if last.isEmpty {
-            end = size - 1
-        } else {
-            guard let value = number(last), value >= start else { return .none }
-            end = min(value, size - 1)
-        }
-        guard start < size else { return .unsatisfiable }
-        return .range(start...end)
+        group.head(path) { request, context in try await delivery(context).respond(to: request) }
     }
-}
-
-/// IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`) without Foundation.
-enum HTTPDate {
-    static func format(seconds: Int64) -> String {
-        let day = IssueDate(unixTime: seconds)
-        let secondsOfDay = Int(seconds - Int64(day.daysSinceEpoch) * 86_400)
-        let weekdays = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"]   // 1970-01-01 was a Thursday
-        let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
-        let weekday = weekdays[((day.daysSinceEpoch % 7) + 7) % 7]
-        func two(_ n: Int) -> String { n < 10 ? "0\(n)" : "\(n)" }
-        return "\(weekday), \(two(day.day)) \(months[day.month - 1]) \(day.year) "
-            + "\(two(secondsOfDay / 3600)):\(two(secondsOfDay / 60 % 60)):\(two(secondsOfDay % 60)) GMT"
-    }
-}
-
-/// Adds `GET` and `HEAD` for `<prefix>/**`, answered by the delivery `delivery` returns for the request's
-/// context (so a configuration reload can swap it). `prefix` is the configuration's `links.prefix`.
-func addFileDeliveryRoutes<Context: RequestContext>(
-    to router: Router<Context>, prefix: String,
-    delivery: @escaping @Sendable (Context) -> FileDelivery
-) {
-    let path = RouterPath(String(prefix.drop { $0 == "/" }) + "/**")
-    router.get(path) { request, context in
-        try await delivery(context).respond(to: request, eventLoop: (context as? any ConnectionEventLoopProviding)?.connectionEventLoop)
-    }
-    router.head(path) { request, context in try await delivery(context).respond(to: request) }
-}
-
-/// A request context that knows its connection's event loop, so streamed responses can pace themselves
-/// on it (see `FileDelivery.respond(to:eventLoop:)`).
-protocol ConnectionEventLoopProviding {
-    var connectionEventLoop: any EventLoop { get }
-}
-
-/// Adds the routes for one fixed delivery.
-func addFileDeliveryRoutes<Context: RequestContext>(to router: Router<Context>, delivery: FileDelivery) {
-    addFileDeliveryRoutes(to: router, prefix: delivery.links.prefix) { _ in delivery }
 }

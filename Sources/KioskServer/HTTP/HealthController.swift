@@ -15,9 +15,9 @@ struct HealthController {
     /// How long one check may take before it counts as failed.
     var timeout: Duration = .seconds(3)
 
-    func addRoutes(to router: Router<KioskRequestContext>) {
-        router.get("/healthz") { _, _ in Response.text(.ok, "ok\n") }
-        router.get("/readyz") { _, context in await readiness(context) }
+    func addRoutes(to group: RouterGroup<KioskRequestContext>) {
+        group.get("/healthz") { _, _ in "ok\n" }
+        group.get("/readyz") { _, context in try await readiness(context) }
     }
 
     struct Check: Sendable {
@@ -26,10 +26,8 @@ struct HealthController {
         var failure: String?
     }
 
-    func readiness(_ context: KioskRequestContext) async -> Response {
-        guard let runtime = context.runtime else {
-            return Self.report([Check(name: "configuration", failure: "no configuration loaded")])
-        }
+    func readiness(_ context: KioskRequestContext) async throws -> Response {
+        let runtime = context.runtime
         let store = runtime.environment.service.store
         let editions = runtime.configuration.server.editions
         let timeout = self.timeout
@@ -41,7 +39,7 @@ struct HealthController {
         }
         // A runtime exists only for a configuration that loaded and validated (a bad reload keeps the old one).
         let configuration = Check(name: "configuration", failure: nil)
-        return Self.report([await database, await directory, configuration])
+        return try Self.report([await database, await directory, configuration])
     }
 
     /// Creates, writes, syncs and removes a uniquely named file in `directory`.
@@ -84,7 +82,8 @@ struct HealthController {
         return Check(name: name, failure: failure)
     }
 
-    static func report(_ checks: [Check]) -> Response {
+    /// `200` with the checks as JSON, or `503` (`KioskHTTPError.notReady`) with the same report.
+    static func report(_ checks: [Check]) throws -> Response {
         let failed = checks.filter { $0.failure != nil }
         var object: [String: Any] = ["status": failed.isEmpty ? "ready" : "not ready"]
         object["checks"] = Dictionary(uniqueKeysWithValues: checks.map { ($0.name, $0.failure.map { "failed: \($0)" } ?? "ok") })
@@ -93,8 +92,8 @@ struct HealthController {
         var buffer = ByteBufferAllocator().buffer(capacity: data.count + 1)
         buffer.writeBytes(data)
         buffer.writeString("\n")
-        return Response(status: failed.isEmpty ? .ok : .serviceUnavailable,
-                        headers: [.contentType: "application/json", .cacheControl: "no-store"],
+        guard failed.isEmpty else { throw KioskHTTPError.notReady(json: buffer) }
+        return Response(status: .ok, headers: [.contentType: "application/json", .cacheControl: "no-store"],
                         body: ResponseBody(byteBuffer: buffer))
     }
 }

@@ -6,7 +6,7 @@ import Logging
 import NIOCore
 import NIOPosix
 
-/// The publishers' HTTP endpoint, behind their own HTTP Basic credentials:
+/// The publishers' HTTP endpoint, behind their own HTTP Basic credentials (`BasicAuthenticationMiddleware.publishers`):
 ///
 /// - `PUT /publish/{edicio_id}/{date}`: the body is a ZIP, tar or tar.gz of a publish folder
 ///   (`issue.json` and the files it names, at the top or inside one folder). It is streamed to a file
@@ -18,33 +18,26 @@ struct PublishEndpoint: Sendable {
     let publisher: IssuePublisher
     /// Largest upload body accepted.
     var maxUploadBytes: Int64
-    /// The publisher's name for valid credentials, nil otherwise (e.g. `BasicAuthenticator.authenticate`).
-    var authenticate: @Sendable (Request) async -> String?
     var logger: Logger = Logger(label: "kiosk.publish")
 
-    init(publisher: IssuePublisher, maxUploadBytes: Int64, logger: Logger = Logger(label: "kiosk.publish"),
-         authenticate: @escaping @Sendable (Request) async -> String?) {
+    init(publisher: IssuePublisher, maxUploadBytes: Int64, logger: Logger = Logger(label: "kiosk.publish")) {
         self.publisher = publisher
         self.maxUploadBytes = maxUploadBytes
         self.logger = logger
-        self.authenticate = authenticate
     }
 
-    func publish(_ request: Request, editionText: String?, dateText: String?) async throws -> Response {
-        guard let publisherName = await authenticate(request) else {
-            return Response.unauthorized(realm: "kiosk publishers", "Publisher credentials are required (HTTP Basic).\n", close: !(await Self.drain(request.body)))
-        }
+    func publish(_ request: Request, publisherName: String, editionText: String?, dateText: String?) async throws -> Response {
         guard let editionID = editionText.flatMap({ Int($0) }), editionID > 0 else {
-            return Response.text(.badRequest, "The edition in the URL must be a positive number: /publish/{edicio_id}/{YYYY-MM-DD}.\n",
-                             close: !(await Self.drain(request.body)))
+            throw KioskHTTPError.badRequest("The edition in the URL must be a positive number: /publish/{edicio_id}/{YYYY-MM-DD}.",
+                                            closesConnection: !(await Self.drain(request.body)))
         }
         guard let date = dateText.flatMap({ IssueDate($0) }) else {
-            return Response.text(.badRequest, "The date in the URL must be a real day written YYYY-MM-DD.\n",
-                             close: !(await Self.drain(request.body)))
+            throw KioskHTTPError.badRequest("The date in the URL must be a real day written YYYY-MM-DD.",
+                                            closesConnection: !(await Self.drain(request.body)))
         }
         if let declared = request.headers[.contentLength].flatMap({ Int64($0) }), declared > maxUploadBytes {
-            return Response.text(.contentTooLarge, "The upload is \(declared) bytes; the limit is \(maxUploadBytes) bytes.\n",
-                             close: !(await Self.drain(request.body)))
+            throw KioskHTTPError.tooLarge("The upload is \(declared) bytes; the limit is \(maxUploadBytes) bytes.",
+                                          closesConnection: !(await Self.drain(request.body)))
         }
         let directory = publisher.directory
         let upload = try await Blocking.run { try directory.makeUploadFolder() }
@@ -52,8 +45,8 @@ struct PublishEndpoint: Sendable {
             let (received, drained) = try await receive(request.body, into: upload)
             guard received <= maxUploadBytes else {
                 upload.remove()
-                return Response.text(.contentTooLarge, "The upload is larger than the limit of \(maxUploadBytes) bytes.\n",
-                                 close: !drained)
+                throw KioskHTTPError.tooLarge("The upload is larger than the limit of \(maxUploadBytes) bytes.",
+                                              closesConnection: !drained)
             }
             let limits = ArchiveExtractor.Limits(publish: publisher.limits)
             let folder: String
@@ -61,7 +54,7 @@ struct PublishEndpoint: Sendable {
                 folder = try await Blocking.run { try ArchiveExtractor.extract(archive: upload.archivePath, into: upload.treePath, limits: limits) }
             } catch let rejected as PublishRejected {
                 upload.remove()
-                return Response.text(rejected.exceedsLimit ? .contentTooLarge : .badRequest, rejected.description + "\n")
+                throw KioskHTTPError.refused(rejected, archive: true)
             }
             let logger = self.logger
             let result: PublishResult
@@ -71,7 +64,7 @@ struct PublishEndpoint: Sendable {
                 upload.remove()
                 logger.notice("publish refused", metadata: ["publisher": .string(publisherName), "edition": .stringConvertible(editionID),
                                                             "date": .stringConvertible(date), "problems": .stringConvertible(rejected.problems.count)])
-                return Response.text(.unprocessableContent, rejected.description + "\n")
+                throw KioskHTTPError.refused(rejected, archive: false)
             }
             upload.remove()
             logger.notice("published over HTTP", metadata: ["publisher": .string(publisherName), "edition": .stringConvertible(editionID),
@@ -80,19 +73,19 @@ struct PublishEndpoint: Sendable {
         } catch let error as SystemError where error.isOutOfSpace {
             upload.remove()
             logger.error("publish failed: the editions disk is full", metadata: ["error": .string(error.description)])
-            return Response.text(.init(code: 507, reasonPhrase: "Insufficient Storage"),
-                                 "The server's editions disk is full (\(error.call) failed); nothing was published. Try again later.\n",
-                                 close: true)
+            throw KioskHTTPError.insufficientStorage(
+                "The server's editions disk is full (\(error.call) failed); nothing was published. Try again later.")
+        } catch let error as KioskHTTPError {
+            throw error
         } catch {
             upload.remove()
             throw error
         }
     }
 
-    func withdraw(_ request: Request, editionText: String?, dateText: String?) async throws -> Response {
-        guard let publisherName = await authenticate(request) else { return Response.unauthorized(realm: "kiosk publishers", "Publisher credentials are required (HTTP Basic).\n", close: false) }
+    func withdraw(_ request: Request, publisherName: String, editionText: String?, dateText: String?) async throws -> Response {
         guard let editionID = editionText.flatMap({ Int($0) }), editionID > 0, let date = dateText.flatMap({ IssueDate($0) }) else {
-            return Response.text(.badRequest, "Use /publish/{edicio_id}/{YYYY-MM-DD} with a positive edition number and a real day.\n")
+            throw KioskHTTPError.badRequest("Use /publish/{edicio_id}/{YYYY-MM-DD} with a positive edition number and a real day.")
         }
         let withdrawn = try await publisher.withdraw(editionID: editionID, date: date)
         logger.notice("withdraw over HTTP", metadata: ["publisher": .string(publisherName), "edition": .stringConvertible(editionID),
@@ -160,17 +153,19 @@ struct PublishEndpoint: Sendable {
     }
 }
 
-/// Adds `PUT` and `DELETE /publish/{edicio_id}/{date}`, answered by the endpoint `endpoint` returns for
-/// the request's context (nil: publishing over HTTP is off, `404`).
-func addPublishRoutes<Context: RequestContext>(
-    to router: Router<Context>, endpoint: @escaping @Sendable (Context) -> PublishEndpoint?
-) {
-    router.put("publish/{edicio_id}/{date}") { request, context in
-        guard let endpoint = endpoint(context) else { return Response.text(.notFound, "Publishing over HTTP is not enabled.\n", close: true) }
-        return try await endpoint.publish(request, editionText: context.parameters.get("edicio_id"), dateText: context.parameters.get("date"))
-    }
-    router.delete("publish/{edicio_id}/{date}") { request, context in
-        guard let endpoint = endpoint(context) else { return Response.text(.notFound, "Publishing over HTTP is not enabled.\n") }
-        return try await endpoint.withdraw(request, editionText: context.parameters.get("edicio_id"), dateText: context.parameters.get("date"))
+/// `PUT` and `DELETE /publish/{edicio_id}/{date}`, answered by the endpoint `endpoint` returns for the
+/// request's context (so a configuration reload can swap it). The group authenticates publishers.
+struct PublishController: Sendable {
+    let endpoint: @Sendable (KioskRequestContext) -> PublishEndpoint
+
+    func addRoutes(to group: RouterGroup<KioskRequestContext>) {
+        group.put("publish/{edicio_id}/{date}") { request, context in
+            try await endpoint(context).publish(request, publisherName: context.authenticatedUser ?? "",
+                                                editionText: context.parameters.get("edicio_id"), dateText: context.parameters.get("date"))
+        }
+        group.delete("publish/{edicio_id}/{date}") { request, context in
+            try await endpoint(context).withdraw(request, publisherName: context.authenticatedUser ?? "",
+                                                 editionText: context.parameters.get("edicio_id"), dateText: context.parameters.get("date"))
+        }
     }
 }

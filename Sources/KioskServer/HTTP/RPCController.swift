@@ -4,35 +4,30 @@ import KioskModels
 import NIOCore
 import XMLRPC
 
-/// `POST` on each XML-RPC path (`server.rpc_paths`: `/RPC2` and the 2012 apps' Joomla paths): HTTP Basic
-/// authentication of API clients, the body limit, then the XML-RPC dispatcher. Any Content-Type is taken.
+/// `POST` on each XML-RPC path (`server.rpc_paths`: `/RPC2` and the 2012 apps' Joomla paths), for API
+/// clients (`BasicAuthenticationMiddleware.apiClients`): the body limit, then the XML-RPC dispatcher.
+/// Any Content-Type is taken.
 struct RPCController {
     /// As the router matches them (`KioskConfiguration.rpcRoutes`).
     let paths: [String]
 
-    func addRoutes(to router: Router<KioskRequestContext>) {
-        for path in paths { router.post(RouterPath(path), use: call) }
+    func addRoutes(to group: RouterGroup<KioskRequestContext>) {
+        for path in paths { group.post(RouterPath(path), use: call) }
     }
 
     @Sendable func call(_ request: Request, context: KioskRequestContext) async throws -> Response {
-        let runtime = context.runtime!
+        let runtime = context.runtime
         let limit = runtime.configuration.limits.maxBodyBytes
-        let declaredLength = request.headers[.contentLength].flatMap(Int.init)
-        guard await runtime.apiClients.authenticate(request) != nil else {
-            context.logger.info("RPC call refused: missing or wrong API client credentials")
-            // The 2012 app retries on the same connection, so a small body is drained; a large or
-            // unbounded one closes the connection instead of being read.
-            return .unauthorized(close: !(declaredLength.map { $0 <= limit } ?? false))
-        }
-        if let declaredLength, declaredLength > limit {
-            return .tooLarge(limit: limit)
+        let tooLarge = KioskHTTPError.tooLarge("request body over the limit of \(limit) bytes")
+        if let declaredLength = request.headers[.contentLength].flatMap(Int.init), declaredLength > limit {
+            throw tooLarge
         }
         var request = request
         let body: ByteBuffer
         do {
             body = try await request.collectBody(upTo: limit)
         } catch let error as any HTTPResponseError where error.status == .contentTooLarge {
-            return .tooLarge(limit: limit)
+            throw tooLarge
         }
         let encoding = request.headers[.contentType].flatMap(Self.charset)
         // Decoding reads the buffer in place and copies only what it keeps; then the call runs.

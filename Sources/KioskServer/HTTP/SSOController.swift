@@ -17,8 +17,8 @@ struct SSOController {
         var until: String
     }
 
-    func addRoutes(to router: Router<KioskRequestContext>) {
-        router.get("/sso/verify", use: verify)
+    func addRoutes(to group: RouterGroup<KioskRequestContext>) {
+        group.get("/sso/verify", use: verify)
     }
 
     @Sendable func verify(_ request: Request, context: KioskRequestContext) async throws -> Response {
@@ -27,7 +27,7 @@ struct SSOController {
         guard let hash = request.uri.queryParameters.get("hash"),
               let userID = environment.webKioskTokens.verify(hash, now: service.now()),
               let user = try await service.store.user(id: userID)
-        else { return .text(.forbidden, "invalid or expired hash\n") }
+        else { throw KioskHTTPError.forbidden("invalid or expired hash") }
         let subscriptions = try await service.store.subscriptions(userID: user.id)
         let verified = VerifiedUser(
             id: user.id, username: user.username, name: user.name, email: user.email,

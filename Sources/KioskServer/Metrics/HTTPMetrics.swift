@@ -35,7 +35,7 @@ struct HTTPMetricsMiddleware: RouterMiddleware {
 
         var file: KioskMetrics.FileKind?
         if request.method == .get, status == 200 || status == 206, response.body.contentLength != 0,
-           let prefix = context.runtime?.configuration.links.prefix, request.uri.path.hasPrefix(prefix + "/") {
+           request.uri.path.hasPrefix(context.runtime.configuration.links.prefix + "/") {
             file = KioskMetrics.FileKind(path: request.uri.path)
             metrics.fileDownloadStarted(file!)
         }

@@ -10,28 +10,38 @@ import NIOCore
 /// proxy on the same machine) does not count as loopback.
 struct MetricsController {
     let metrics: KioskMetrics
-    private let authenticators = AuthenticatorCache()
+    private let scrapers = AuthenticatorCache()
 
     init(metrics: KioskMetrics) { self.metrics = metrics }
 
-    func addRoutes(to router: Router<KioskRequestContext>) {
-        router.get("/metrics") { request, context in await scrape(request, context: context) }
+    func addRoutes(to group: RouterGroup<KioskRequestContext>) {
+        let scrapers = self.scrapers
+        group
+            .add(middleware: LoopbackOnlyMiddleware())
+            .add(middleware: BasicAuthenticationMiddleware(
+                realm: "kiosk metrics", message: "metrics credentials required",
+                accounts: { context in
+                    let credentials = context.runtime.configuration.metrics.credentials
+                    return credentials.isEmpty ? nil : scrapers.authenticator(for: credentials)
+                },
+                drainLimit: { _ in 0 }))
+            .get("/metrics") { _, _ in
+                Response(status: .ok, headers: [.contentType: KioskMetrics.contentType, .cacheControl: "no-store"],
+                         body: ResponseBody(byteBuffer: ByteBuffer(bytes: metrics.exposition())))
+            }
     }
 
-    func scrape(_ request: Request, context: KioskRequestContext) async -> Response {
-        let settings = context.runtime.configuration.metrics
-        if settings.effectiveLoopbackOnly, !Self.isLoopback(request, peer: context.remoteAddress) {
-            return .text(.forbidden, "/metrics is served to loopback clients only (metrics.loopback_only).\n")
-        }
-        if !settings.credentials.isEmpty {
-            guard await authenticators.authenticator(for: settings.credentials).authenticate(request) != nil else {
-                return Response(status: .unauthorized,
-                                headers: [.wwwAuthenticate: "Basic realm=\"kiosk metrics\"", .contentType: "text/plain; charset=utf-8"],
-                                body: ResponseBody(byteBuffer: ByteBuffer(string: "metrics credentials required\n")))
+    /// `403` for a scrape from beyond loopback while `metrics.loopback_only` holds.
+    struct LoopbackOnlyMiddleware: RouterMiddleware {
+        typealias Context = KioskRequestContext
+        func handle(_ request: Request, context: Context,
+                    next: (Request, Context) async throws -> Response) async throws -> Response {
+            if context.runtime.configuration.metrics.effectiveLoopbackOnly,
+               !MetricsController.isLoopback(request, peer: context.remoteAddress) {
+                throw KioskHTTPError.forbidden("/metrics is served to loopback clients only (metrics.loopback_only).")
             }
+            return try await next(request, context)
         }
-        return Response(status: .ok, headers: [.contentType: KioskMetrics.contentType, .cacheControl: "no-store"],
-                        body: ResponseBody(byteBuffer: ByteBuffer(bytes: metrics.exposition())))
     }
 
     static func isLoopback(_ request: Request, peer: SocketAddress?) -> Bool {
@@ -47,7 +57,7 @@ struct MetricsController {
 
 /// The metrics credentials' authenticator, rebuilt only when a reload changes them (it caches
 /// verified credentials, so a scraper pays bcrypt once).
-private final class AuthenticatorCache: Sendable {
+final class AuthenticatorCache: Sendable {
     private let current = NIOLockedValueBox<(credentials: [KioskConfiguration.Credential], authenticator: BasicAuthenticator)?>(nil)
 
     func authenticator(for credentials: [KioskConfiguration.Credential]) -> BasicAuthenticator {

@@ -44,8 +44,7 @@ struct RuntimeFactory: Sendable {
         }
         let publishers = BasicAuthenticator(accounts: configuration.publishers)
         let publishing = PublishEndpoint(publisher: editions.publisher(),
-                                         maxUploadBytes: Int64(configuration.limits.maxUploadBytes), logger: logger,
-                                         authenticate: { await publishers.authenticate($0) })
+                                         maxUploadBytes: Int64(configuration.limits.maxUploadBytes), logger: logger)
         return KioskRuntime(
             configuration: configuration, environment: environment, dispatcher: dispatcher,
             apiClients: BasicAuthenticator(accounts: configuration.apiClients), publishers: publishers,

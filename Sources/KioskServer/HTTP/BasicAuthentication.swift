@@ -67,3 +67,46 @@ final class BasicAuthenticator: Sendable {
         return valid ? credentials.username : nil
     }
 }
+
+/// HTTP Basic authentication of one realm's accounts (API clients, publishers, metrics scrapers) before
+/// the routes of a group run: the accepted account goes into the context, anything else is a `401` with
+/// the realm's challenge.
+///
+/// A refused request's body is left for Hummingbird to drain (so the 2012 app's retry on the same
+/// connection works) only when it is declared and at most `drainLimit` bytes; otherwise the connection
+/// closes instead of reading it.
+struct BasicAuthenticationMiddleware: RouterMiddleware {
+    typealias Context = KioskRequestContext
+    let realm: String
+    let message: String
+    /// The realm's accounts for this request (they follow configuration reloads); nil: no credentials needed.
+    let accounts: @Sendable (Context) -> BasicAuthenticator?
+    let drainLimit: @Sendable (Context) -> Int
+
+    func handle(_ request: Request, context: Context,
+                next: (Request, Context) async throws -> Response) async throws -> Response {
+        guard let authenticator = accounts(context) else { return try await next(request, context) }
+        guard let username = await authenticator.authenticate(request) else {
+            context.logger.info("refused: missing or wrong credentials", metadata: ["realm": .string(realm)])
+            throw KioskHTTPError.unauthorized(realm: realm, message, closesConnection: !Self.bodyIsSmall(request, limit: drainLimit(context)))
+        }
+        var context = context
+        context.authenticatedUser = username
+        return try await next(request, context)
+    }
+
+    /// Whether the request declares a body of at most `limit` bytes (or has none).
+    static func bodyIsSmall(_ request: Request, limit: Int) -> Bool {
+        if let length = request.headers[.contentLength].flatMap(Int.init) { return length <= limit }
+        return request.headers[.transferEncoding] == nil
+    }
+}
+
+extension BasicAuthenticationMiddleware {
+    /// The reader apps' API clients (`api_clients`), realm `kiosk`; bodies up to the XML-RPC limit are drained.
+    static let apiClients = Self(realm: "kiosk", message: "authentication required",
+                                 accounts: { $0.runtime.apiClients }, drainLimit: { $0.runtime.configuration.limits.maxBodyBytes })
+    /// Publishers (`publishers`), realm `kiosk publishers`.
+    static let publishers = Self(realm: "kiosk publishers", message: "Publisher credentials are required (HTTP Basic).",
+                                 accounts: { $0.runtime.publishers }, drainLimit: { _ in 8 << 20 })
+}

@@ -1,0 +1,38 @@
+import Hummingbird
+import KioskEditions
+import NIOCore
+
+/// One chunk buffer, filled on the event loop or the thread pool and then handed to the connection.
+///
+/// The box holds the only reference between uses, so a fill writes into the same storage unless the
+/// connection still holds the previous chunk (then `clear()` gives it fresh storage). Used by one
+/// response task at a time: filled while the task awaits, read after.
+final class FileChunkBuffer: @unchecked Sendable {
+    private(set) var buffer: ByteBuffer
+
+    init(capacity: Int) {
+        buffer = ByteBufferAllocator().buffer(capacity: capacity)
+    }
+
+    func fill(from file: OpenFile, count: Int, at offset: Int64) throws {
+        buffer.clear()
+        let read = try buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: count) { raw in
+            try file.read(into: raw.baseAddress!, count: count, at: offset)
+        }
+        guard read == count else { throw FileTruncated() }
+    }
+
+    /// `fill` if the bytes are in the page cache (never waits for the disk); false otherwise.
+    func fillIfCached(from file: OpenFile, count: Int, at offset: Int64) -> Bool {
+        buffer.clear()
+        var cached = false
+        buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: count) { raw in
+            cached = file.readIfCached(into: raw.baseAddress!, count: count, at: offset)
+            return cached ? count : 0
+        }
+        return cached
+    }
+}
+
+/// The file ended before the bytes its size promised (it was truncated while being served).
+struct FileTruncated: Error {}
