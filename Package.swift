@@ -89,11 +89,39 @@ let package = Package(
             ],
             swiftSettings: swiftSettings),
 
-        // The executable: CLI, configuration, wiring, HTTP.
+        // The operator's configuration file: its keys, defaults and validation, in domain terms.
+        .target(
+            name: "KioskConfig",
+            dependencies: ["KioskModels", .product(name: "Yams", package: "Yams")],
+            swiftSettings: swiftSettings),
+
+        // HTTP: routes, authentication, the one error mapping, file delivery, metrics.
+        .target(
+            name: "KioskHTTP",
+            dependencies: [
+                "XMLRPC", "KioskModels", "KioskEditions", "KioskRPC", "KioskConfig",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "HummingbirdTLS", package: "hummingbird"),
+                .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+            ],
+            swiftSettings: swiftSettings),
+
+        // The executable: the CLI and the wiring of the parts.
         .executableTarget(
             name: "KioskServer",
             dependencies: [
-                "XMLRPC", "KioskModels", "KioskStorage", "KioskEditions", "KioskRPC",
+                "XMLRPC", "KioskModels", "KioskStorage", "KioskEditions", "KioskRPC", "KioskConfig", "KioskHTTP",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
@@ -131,7 +159,7 @@ let package = Package(
         .testTarget(
             name: "KioskServerTests",
             dependencies: [
-                "KioskServer", "XMLRPC", "KioskModels", "KioskStorage", "KioskEditions", "KioskRPC",
+                "KioskServer", "XMLRPC", "KioskModels", "KioskStorage", "KioskEditions", "KioskRPC", "KioskConfig", "KioskHTTP",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],
             exclude: ["RecordedAnswers"],

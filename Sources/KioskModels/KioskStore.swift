@@ -46,6 +46,10 @@ public protocol KioskStore: Sendable {
     /// Failed sign-ins since `since`, for the username and for the device (nil: not counted).
     func signInFailures(username: String, deviceKey: String?, since: Int64) async throws -> (username: Int, device: Int)
     func recordSignInFailure(username: String, deviceKey: String?, at time: Int64) async throws
+
+    // MARK: Readiness
+    /// Runs a cheap query that reads the schema; throws when the database does not answer (`GET /readyz`).
+    func ping() async throws
 }
 
 /// Checks passwords against stored hashes and makes new ones. Implementations keep the slow work off event loops.

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import KioskServer
+@testable import KioskConfig
+@testable import KioskHTTP
 
 /// The repository's deployment files, used as written: `Deploy/nginx-kiosk.conf` in front of the real
 /// binary on loopback (TLS at nginx, XML-RPC proxied, `nginx`-format links served by nginx itself).

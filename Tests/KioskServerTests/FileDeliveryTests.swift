@@ -8,6 +8,8 @@ import Logging
 import NIOCore
 import Testing
 @testable import KioskServer
+@testable import KioskConfig
+@testable import KioskHTTP
 
 /// File delivery and the publishers' endpoint on a plain router, over real HTTP.
 @Suite struct FileDeliveryTests {

@@ -2,6 +2,8 @@ import Foundation
 import Logging
 import Testing
 @testable import KioskServer
+@testable import KioskConfig
+@testable import KioskHTTP
 
 /// HTTP behaviour the old apps and operators rely on, over raw sockets (Python) and the real binary.
 @Suite struct HTTPBehaviourTests {

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import KioskServer
+@testable import KioskConfig
+@testable import KioskHTTP
 
 /// The server attacked the way the internet will: hostile XML, oversized and never-ending bodies,
 /// slow clients, credential hammering, path tricks on file links and odd ranges. Every case checks

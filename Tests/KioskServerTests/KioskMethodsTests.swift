@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import KioskServer
+@testable import KioskConfig
+@testable import KioskHTTP
 
 /// The six wire methods over real HTTP with Python's `xmlrpc.client`, on a real SQLite file.
 @Suite struct KioskMethodsTests {

@@ -8,6 +8,8 @@ import Logging
 import NIOCore
 import Testing
 @testable import KioskServer
+@testable import KioskConfig
+@testable import KioskHTTP
 
 /// `GET /metrics` and what it counts, each test on its own registry (no process-wide bootstrap).
 @Suite struct MetricsTests {

@@ -3,6 +3,8 @@ import KioskModels
 import KioskStorage
 import Testing
 @testable import KioskServer
+@testable import KioskConfig
+@testable import KioskHTTP
 
 /// The operator's CLI commands, run as the real binary on a real database.
 @Suite struct OperatorCommandTests {

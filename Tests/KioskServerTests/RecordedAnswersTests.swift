@@ -5,6 +5,8 @@ import KioskModels
 import Logging
 import Testing
 @testable import KioskServer
+@testable import KioskConfig
+@testable import KioskHTTP
 
 /// The six methods' answers on the repository's sample data, byte for byte as recorded in
 /// `Tests/KioskServerTests/RecordedAnswers/` (links aside: their token and time are masked). A change of

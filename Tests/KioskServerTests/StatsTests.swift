@@ -4,6 +4,8 @@ import KioskModels
 import KioskStorage
 import Testing
 @testable import KioskServer
+@testable import KioskConfig
+@testable import KioskHTTP
 
 /// `KioskServer stats` and the store queries behind it, on data whose every number is known.
 @Suite struct StatsTests {

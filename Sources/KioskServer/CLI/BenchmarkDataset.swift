@@ -1,6 +1,8 @@
 import Foundation
 import KioskModels
 import KioskStorage
+import KioskConfig
+import KioskHTTP
 
 /// The reference benchmark's data set (`../shared/bench/gen_data.py` writes `DIR/dataset.json`),
 /// imported so `serve --data DIR` serves the same catalogue as the peer, for side-by-side runs.

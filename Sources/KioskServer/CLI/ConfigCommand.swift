@@ -1,4 +1,6 @@
 import ArgumentParser
+import KioskConfig
+import KioskHTTP
 
 /// `KioskServer config check`: validates the configuration and shows what a start would change.
 struct ConfigCommand: AsyncParsableCommand {

@@ -2,6 +2,8 @@ import ArgumentParser
 import Foundation
 import KioskModels
 import KioskStorage
+import KioskConfig
+import KioskHTTP
 
 /// `KioskServer identity …`: devices taken over from the 2012 system.
 struct IdentityCommand: AsyncParsableCommand {

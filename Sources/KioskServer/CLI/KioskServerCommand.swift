@@ -1,4 +1,6 @@
 import ArgumentParser
+import KioskConfig
+import KioskHTTP
 
 /// `KioskServer`: the server and its operator commands.
 @main

@@ -3,6 +3,8 @@ import Foundation
 import KioskEditions
 import KioskModels
 import Logging
+import KioskConfig
+import KioskHTTP
 
 /// `KioskServer publish --edition ID --date YYYY-MM-DD DIR`: publishes an issue from a folder.
 struct PublishCommand: AsyncParsableCommand {

@@ -8,6 +8,8 @@ import NIOCore
 import Prometheus
 import ServiceLifecycle
 import UnixSignals
+import KioskConfig
+import KioskHTTP
 
 /// `KioskServer serve`: runs the server until SIGTERM or SIGINT (in-flight requests finish); SIGHUP reloads the configuration.
 struct ServeCommand: AsyncParsableCommand {

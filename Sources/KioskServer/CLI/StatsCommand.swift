@@ -2,6 +2,8 @@ import ArgumentParser
 import Foundation
 import KioskModels
 import KioskStorage
+import KioskConfig
+import KioskHTTP
 
 /// `KioskServer stats`: downloads per edition and day, per app and per OS, demo use and conversion,
 /// and the most downloaded issues, from the database. Days are UTC.

@@ -2,6 +2,8 @@ import ArgumentParser
 import Foundation
 import KioskStorage
 import Logging
+import KioskConfig
+import KioskHTTP
 
 /// The options every command that touches the data shares.
 struct StoreOptions: ParsableArguments {

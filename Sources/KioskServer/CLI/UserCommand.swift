@@ -2,6 +2,8 @@ import ArgumentParser
 import Foundation
 import KioskModels
 import KioskStorage
+import KioskConfig
+import KioskHTTP
 
 /// `KioskServer user …`: subscriber accounts and subscriptions.
 struct UserCommand: AsyncParsableCommand {

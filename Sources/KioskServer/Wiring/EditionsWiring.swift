@@ -3,6 +3,8 @@ import KioskEditions
 import KioskModels
 import KioskStorage
 import Logging
+import KioskConfig
+import KioskHTTP
 
 /// The editions layer as the server uses it: one editions directory and one bundle service per process
 /// (its in-flight builds outlive configuration reloads), and per configuration the link format,

@@ -1,5 +1,7 @@
 import Foundation
 import Logging
+import KioskConfig
+import KioskHTTP
 
 /// Sets up swift-log once per process: human-readable lines, or JSON lines for log collectors.
 enum LoggingSetup {

@@ -5,6 +5,8 @@ import KioskRPC
 import KioskStorage
 import Logging
 import XMLRPC
+import KioskConfig
+import KioskHTTP
 
 /// Builds a `KioskRuntime` from a configuration: the one place where the parts are wired together.
 struct RuntimeFactory: Sendable {

@@ -6,6 +6,8 @@ import KioskStorage
 import Logging
 import Testing
 @testable import KioskServer
+@testable import KioskConfig
+@testable import KioskHTTP
 
 /// A kiosk on a real SQLite file in a temporary directory, with the repository's sample configuration.
 struct TestKiosk {

@@ -1,6 +1,7 @@
 import HTTPTypes
 import NIOCore
 import NIOHTTPTypes
+import KioskConfig
 
 /// Closes a connection once a response that says `Connection: close` is written.
 ///
@@ -9,16 +10,16 @@ import NIOHTTPTypes
 /// After such a response this handler shuts the connection's output (the client reads the answer, then
 /// the end of the stream) and closes the connection `linger` later, so whatever the client is still
 /// sending is read for that long at most, and the answer is not lost to a reset.
-final class CloseAfterResponseHandler: ChannelOutboundHandler, RemovableChannelHandler {
-    typealias OutboundIn = HTTPResponsePart
-    typealias OutboundOut = HTTPResponsePart
+package final class CloseAfterResponseHandler: ChannelOutboundHandler, RemovableChannelHandler {
+    package typealias OutboundIn = HTTPResponsePart
+    package typealias OutboundOut = HTTPResponsePart
 
     private let linger: TimeAmount
     private var closeAfterEnd = false
 
-    init(linger: TimeAmount = .milliseconds(250)) { self.linger = linger }
+    package init(linger: TimeAmount = .milliseconds(250)) { self.linger = linger }
 
-    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+    package func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         switch unwrapOutboundIn(data) {
         case .head(let head):
             closeAfterEnd = head.headerFields[.connection]?.lowercased() == "close"

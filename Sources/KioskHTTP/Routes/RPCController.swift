@@ -3,19 +3,20 @@ import Hummingbird
 import KioskModels
 import NIOCore
 import XMLRPC
+import KioskConfig
 
 /// `POST` on each XML-RPC path (`server.rpc_paths`: `/RPC2` and the 2012 apps' Joomla paths), for API
 /// clients (`BasicAuthenticationMiddleware.apiClients`): the body limit, then the XML-RPC dispatcher.
 /// Any Content-Type is taken.
-struct RPCController {
+package struct RPCController {
     /// As the router matches them (`KioskConfiguration.rpcRoutes`).
-    let paths: [String]
+    package let paths: [String]
 
-    func addRoutes(to group: RouterGroup<KioskRequestContext>) {
+    package func addRoutes(to group: RouterGroup<KioskRequestContext>) {
         for path in paths { group.post(RouterPath(path), use: call) }
     }
 
-    @Sendable func call(_ request: Request, context: KioskRequestContext) async throws -> Response {
+    @Sendable package func call(_ request: Request, context: KioskRequestContext) async throws -> Response {
         let runtime = context.runtime
         let limit = runtime.configuration.limits.maxBodyBytes
         let tooLarge = KioskHTTPError.tooLarge("request body over the limit of \(limit) bytes")
@@ -43,7 +44,7 @@ struct RPCController {
     }
 
     /// The `charset` parameter of a Content-Type header, if any.
-    static func charset(_ contentType: String) -> String? {
+    package static func charset(_ contentType: String) -> String? {
         for parameter in contentType.split(separator: ";").dropFirst() {
             let pair = parameter.split(separator: "=", maxSplits: 1)
             if pair.count == 2, pair[0].trimmingCharacters(in: .whitespaces).lowercased() == "charset" {

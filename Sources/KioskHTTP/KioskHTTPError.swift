@@ -1,27 +1,28 @@
 import Hummingbird
 import KioskEditions
 import NIOCore
+import KioskConfig
 
 /// Every HTTP answer that is not a success, in one place: the status, a message a person can act on,
 /// and whether the connection closes because the request's body may be left unread. Routes throw it;
 /// Hummingbird turns it into the answer.
-struct KioskHTTPError: HTTPResponseError {
-    let status: HTTPResponse.Status
-    let message: String
-    var headers: HTTPFields = [:]
+package struct KioskHTTPError: HTTPResponseError {
+    package let status: HTTPResponse.Status
+    package let message: String
+    package var headers: HTTPFields = [:]
     /// Close the connection after the answer instead of reading what is left of the body.
-    var closesConnection = false
+    package var closesConnection = false
     /// A body other than the plain-text message, with its content type (e.g. the readiness report).
-    var body: (contentType: String, bytes: ByteBuffer)?
+    package var body: (contentType: String, bytes: ByteBuffer)?
 
-    init(_ status: HTTPResponse.Status, _ message: String, headers: HTTPFields = [:], closesConnection: Bool = false) {
+    package init(_ status: HTTPResponse.Status, _ message: String, headers: HTTPFields = [:], closesConnection: Bool = false) {
         self.status = status
         self.message = message
         self.headers = headers
         self.closesConnection = closesConnection
     }
 
-    func response(from request: Request, context: some RequestContext) throws -> Response {
+    package func response(from request: Request, context: some RequestContext) throws -> Response {
         var headers = self.headers
         let bytes: ByteBuffer
         if let body {
@@ -38,31 +39,31 @@ struct KioskHTTPError: HTTPResponseError {
     // MARK: The answers
 
     /// 401 with the Basic challenge of `realm` (the 2012 app sends credentials only after it).
-    static func unauthorized(realm: String, _ message: String, closesConnection: Bool = false) -> Self {
+    package static func unauthorized(realm: String, _ message: String, closesConnection: Bool = false) -> Self {
         Self(.unauthorized, message, headers: [.wwwAuthenticate: "Basic realm=\"\(realm)\""], closesConnection: closesConnection)
     }
 
-    static func forbidden(_ message: String) -> Self { Self(.forbidden, message) }
-    static func notFound(_ message: String, closesConnection: Bool = false) -> Self {
+    package static func forbidden(_ message: String) -> Self { Self(.forbidden, message) }
+    package static func notFound(_ message: String, closesConnection: Bool = false) -> Self {
         Self(.notFound, message, closesConnection: closesConnection)
     }
-    static func gone(_ message: String) -> Self { Self(.gone, message) }
-    static func badRequest(_ message: String, closesConnection: Bool = false) -> Self {
+    package static func gone(_ message: String) -> Self { Self(.gone, message) }
+    package static func badRequest(_ message: String, closesConnection: Bool = false) -> Self {
         Self(.badRequest, message, closesConnection: closesConnection)
     }
     /// 413; by default the connection closes without reading the rest of the body.
-    static func tooLarge(_ message: String, closesConnection: Bool = true) -> Self {
+    package static func tooLarge(_ message: String, closesConnection: Bool = true) -> Self {
         Self(.contentTooLarge, message, closesConnection: closesConnection)
     }
-    static func unprocessable(_ message: String) -> Self { Self(.unprocessableContent, message) }
+    package static func unprocessable(_ message: String) -> Self { Self(.unprocessableContent, message) }
     /// 416 with `Content-Range: bytes */size` among `headers`.
-    static func rangeNotSatisfiable(headers: HTTPFields) -> Self { Self(.rangeNotSatisfiable, "", headers: headers) }
+    package static func rangeNotSatisfiable(headers: HTTPFields) -> Self { Self(.rangeNotSatisfiable, "", headers: headers) }
     /// 507: the editions disk is full.
-    static func insufficientStorage(_ message: String) -> Self {
+    package static func insufficientStorage(_ message: String) -> Self {
         Self(.init(code: 507, reasonPhrase: "Insufficient Storage"), message, closesConnection: true)
     }
     /// 503 with a JSON report of what failed.
-    static func notReady(json: ByteBuffer) -> Self {
+    package static func notReady(json: ByteBuffer) -> Self {
         var error = Self(.serviceUnavailable, "", headers: [.cacheControl: "no-store"])
         error.body = ("application/json", json)
         return error
@@ -70,7 +71,7 @@ struct KioskHTTPError: HTTPResponseError {
 
     /// A refused upload or publication: over a limit (413), an unusable archive (400), or an issue the
     /// checks refuse (422); the message lists every problem.
-    static func refused(_ rejected: PublishRejected, archive: Bool) -> Self {
+    package static func refused(_ rejected: PublishRejected, archive: Bool) -> Self {
         if rejected.exceedsLimit { return Self(.contentTooLarge, rejected.description) }
         return Self(archive ? .badRequest : .unprocessableContent, rejected.description)
     }

@@ -5,6 +5,7 @@ import KioskModels
 import Logging
 import NIOCore
 import NIOPosix
+import KioskConfig
 
 /// Serves the files behind signed links: `GET` and `HEAD`, one byte range per request (`206`,
 /// `Content-Range`, `416`), `ETag` with `If-None-Match` and `If-Range`, streamed from an open descriptor
@@ -14,17 +15,17 @@ import NIOPosix
 /// resolved by `EditionsDirectory.open(servable:)`, the one place that decides what may be served
 /// (no `..`, no dot files, no symbolic links, nothing outside the editions directory). The file is opened
 /// before the response starts, so a republish during the download does not cut it short.
-struct FileDelivery: Sendable {
-    let directory: EditionsDirectory
-    let links: SignedLinks
+package struct FileDelivery: Sendable {
+    package let directory: EditionsDirectory
+    package let links: SignedLinks
     /// Bytes read per step; each response holds two buffers of this size. 512 KiB measured best: 256 KiB
     /// costs single-client throughput (0.6-0.7x nginx), 1 MiB costs memory (+95 MiB with 50 downloads).
-    var chunkSize = 512 << 10
-    var threadPool: NIOThreadPool = .singleton
+    package var chunkSize = 512 << 10
+    package var threadPool: NIOThreadPool = .singleton
     /// Unix seconds.
-    var now: @Sendable () -> Int64 = { Int64(time(nil)) }
+    package var now: @Sendable () -> Int64 = { Int64(time(nil)) }
 
-    init(directory: EditionsDirectory, links: SignedLinks) {
+    package init(directory: EditionsDirectory, links: SignedLinks) {
         self.directory = directory
         self.links = links
     }
@@ -32,7 +33,7 @@ struct FileDelivery: Sendable {
     /// - Parameter eventLoop: the connection's event loop; when given, cached chunks are read on it, which
     ///   also paces the response to the loop (see the body below). Without it, every chunk is read on
     ///   the thread pool.
-    func respond(to request: Request, eventLoop: (any EventLoop)? = nil) async throws -> Response {
+    package func respond(to request: Request, eventLoop: (any EventLoop)? = nil) async throws -> Response {
         let relative: String
         switch links.verify(rawPath: request.uri.path, query: request.uri.query, now: now()) {
         case .valid(let path): relative = path
@@ -112,7 +113,7 @@ struct FileDelivery: Sendable {
     }
 
     /// `If-None-Match`: `*` or a list containing the (weakly compared) entity tag.
-    static func matches(_ header: String, etag: String) -> Bool {
+    package static func matches(_ header: String, etag: String) -> Bool {
         let bare = etag.hasPrefix("W/") ? String(etag.dropFirst(2)) : etag
         return header.split(separator: ",").contains { candidate in
             let tag = candidate.trimmingCharacters(in: .whitespaces)
@@ -122,7 +123,7 @@ struct FileDelivery: Sendable {
 
     /// `If-Range`: the range applies only if the representation is unchanged (strong entity tag, or the
     /// exact `Last-Modified` date).
-    static func ifRangeAllows(_ header: String?, etag: String, lastModified: String) -> Bool {
+    package static func ifRangeAllows(_ header: String?, etag: String, lastModified: String) -> Bool {
         guard let header = header?.trimmingCharacters(in: .whitespaces) else { return true }
         return header == etag || header == lastModified
     }
@@ -130,11 +131,11 @@ struct FileDelivery: Sendable {
 
 /// `GET` and `HEAD` for `<prefix>/**` (the configuration's `links.prefix`, fixed at start), answered by the
 /// delivery `delivery` returns for the request's context (so a configuration reload can swap it).
-struct FileDeliveryController: Sendable {
-    let prefix: String
-    let delivery: @Sendable (KioskRequestContext) -> FileDelivery
+package struct FileDeliveryController: Sendable {
+    package let prefix: String
+    package let delivery: @Sendable (KioskRequestContext) -> FileDelivery
 
-    func addRoutes(to group: RouterGroup<KioskRequestContext>) {
+    package func addRoutes(to group: RouterGroup<KioskRequestContext>) {
         let path = RouterPath(String(prefix.drop { $0 == "/" }) + "/**")
         group.get(path) { request, context in
             try await delivery(context).respond(to: request, eventLoop: context.connectionEventLoop)

@@ -2,18 +2,21 @@ import HummingbirdBcrypt
 import KioskModels
 import NIOCore
 import NIOPosix
+import KioskConfig
 
 /// bcrypt hashing, and checking of bcrypt and the 2012 system's hashes, off the event loops (on NIO's
 /// blocking thread pool).
 ///
 /// Checks pass through `gate`: a flood of distinct wrong passwords (each one a cache miss and a full
 /// bcrypt) waits its turn instead of taking every pool thread from file delivery and the database.
-struct PasswordHashing: PasswordHasher {
-    static let defaultCost: UInt8 = 11
-    /// Process-wide, like the thread pool it protects: half the processors (at least one) verify at once.
-    static let gate = ConcurrencyGate(limit: max(1, System.coreCount / 2))
+package struct PasswordHashing: PasswordHasher {
+    package static let defaultCost: UInt8 = 11
 
-    func verify(_ password: String, against hash: String?) async -> Bool {
+    package init() {}
+    /// Process-wide, like the thread pool it protects: half the processors (at least one) verify at once.
+    package static let gate = ConcurrencyGate(limit: max(1, System.coreCount / 2))
+
+    package func verify(_ password: String, against hash: String?) async -> Bool {
         let stored = hash.flatMap(StoredPasswordHash.init)
         return await Self.gate.run {
             (try? await NIOThreadPool.singleton.runIfActive { Self.check(password, against: stored) }) ?? false
@@ -22,7 +25,7 @@ struct PasswordHashing: PasswordHasher {
 
     /// The check itself, on the calling thread. No account, or a legacy hash (MD5 is fast), costs the
     /// same bcrypt work as an account's check, so the time taken tells neither apart from a bcrypt account.
-    static func check(_ password: String, against stored: StoredPasswordHash?) -> Bool {
+    package static func check(_ password: String, against stored: StoredPasswordHash?) -> Bool {
         guard case .bcrypt(let bcrypt)? = stored else {
             _ = Bcrypt.verify(password, hash: equalizingHash)
             return stored?.legacyMatches(password) ?? false
@@ -30,41 +33,37 @@ struct PasswordHashing: PasswordHasher {
         return Bcrypt.verify(password, hash: normalized(bcrypt))
     }
 
-    func hash(_ password: String) async throws -> String {
+    package func hash(_ password: String) async throws -> String {
         try await hash(password, cost: Self.defaultCost)
     }
 
-    func hash(_ password: String, cost: UInt8) async throws -> String {
+    package func hash(_ password: String, cost: UInt8) async throws -> String {
         try await NIOThreadPool.singleton.runIfActive { Bcrypt.hash(password, cost: cost) }
     }
 
     /// A bcrypt hash, at the default cost, of a random password nobody knows; made once, at first use.
-    static let equalizingHash: String = {
+    package static let equalizingHash: String = {
         let password = (0..<4).map { _ in String(UInt64.random(in: .min ... .max), radix: 36) }.joined()
         return Bcrypt.hash(password, cost: defaultCost)
     }()
 
-    static func isBcryptHash(_ text: String) -> Bool {
-        if case .bcrypt? = StoredPasswordHash(text) { true } else { false }
-    }
-
     /// PHP's `$2y$` and old `$2a$` hashes are checked as `$2b$` (the same algorithm for valid UTF-8 passwords).
-    static func normalized(_ hash: String) -> String {
+    package static func normalized(_ hash: String) -> String {
         hash.hasPrefix("$2y$") || hash.hasPrefix("$2a$") ? "$2b$" + hash.dropFirst(4) : hash
     }
 }
 
 /// Lets at most `limit` operations run at once; the others wait in arrival order.
-actor ConcurrencyGate {
+package actor ConcurrencyGate {
     private let limit: Int
     private var running = 0
     /// Waiters from `head` on, in arrival order (the consumed front is dropped in batches).
     private var waiting: [CheckedContinuation<Void, Never>] = []
     private var head = 0
 
-    init(limit: Int) { self.limit = limit }
+    package init(limit: Int) { self.limit = limit }
 
-    func run<Value: Sendable>(_ operation: @Sendable () async -> Value) async -> Value {
+    package func run<Value: Sendable>(_ operation: @Sendable () async -> Value) async -> Value {
         if running < limit {
             running += 1
         } else {

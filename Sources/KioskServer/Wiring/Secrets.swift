@@ -2,6 +2,8 @@ import Crypto
 import Foundation
 import KioskModels
 import Logging
+import KioskConfig
+import KioskHTTP
 
 /// The server's secrets: one master secret from which each use derives its own key.
 ///

@@ -1,14 +1,15 @@
 import Foundation
+import KioskConfig
 
 /// A single `Range: bytes=` range (RFC 9110 §14.1.2).
-enum ByteRange: Equatable {
+package enum ByteRange: Equatable {
     /// Malformed, several ranges, or a unit other than bytes: serve the whole file.
     case none
     /// No byte of the range exists: `416`.
     case unsatisfiable
     case range(ClosedRange<Int64>)
 
-    static func parse(_ header: String, size: Int64) -> ByteRange {
+    package static func parse(_ header: String, size: Int64) -> ByteRange {
         let value = header.trimmingCharacters(in: .whitespaces)
         guard value.lowercased().hasPrefix("bytes=") else { return .none }
         let spec = value.dropFirst(6).trimmingCharacters(in: .whitespaces)

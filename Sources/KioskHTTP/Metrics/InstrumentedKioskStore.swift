@@ -1,14 +1,14 @@
 import KioskModels
-import KioskStorage
+import KioskConfig
 
 /// A `KioskStore` that times every call of the store it wraps (`kiosk_database_duration_seconds`,
 /// `kiosk_database_errors_total`, by operation) and counts what the calls decide: demo grants
 /// (granted or refused) and recorded issue downloads. The store itself is not touched.
-struct InstrumentedKioskStore: KioskStore, ReadinessProbe {
-    let base: any KioskStore
-    let metrics: KioskMetrics
+package struct InstrumentedKioskStore: KioskStore {
+    package let base: any KioskStore
+    package let metrics: KioskMetrics
 
-    init(_ base: any KioskStore, metrics: KioskMetrics) {
+    package init(_ base: any KioskStore, metrics: KioskMetrics) {
         self.base = base
         self.metrics = metrics
     }
@@ -27,73 +27,73 @@ struct InstrumentedKioskStore: KioskStore, ReadinessProbe {
 
     // MARK: Catalogue
 
-    func app(key: String) async throws -> App? {
+    package func app(key: String) async throws -> App? {
         try await timed("app") { try await base.app(key: key) }
     }
 
-    func editionListings(appKey: String) async throws -> [EditionListing] {
+    package func editionListings(appKey: String) async throws -> [EditionListing] {
         try await timed("edition_listings") { try await base.editionListings(appKey: appKey) }
     }
 
-    func offeredEdition(appKey: String, editionID: Int) async throws -> OfferedEdition? {
+    package func offeredEdition(appKey: String, editionID: Int) async throws -> OfferedEdition? {
         try await timed("offered_edition") { try await base.offeredEdition(appKey: appKey, editionID: editionID) }
     }
 
-    func issues(editionID: Int, from date: IssueDate?, direction: ListingDirection, limit: Int) async throws -> [IssueSummary] {
+    package func issues(editionID: Int, from date: IssueDate?, direction: ListingDirection, limit: Int) async throws -> [IssueSummary] {
         try await timed("issues") { try await base.issues(editionID: editionID, from: date, direction: direction, limit: limit) }
     }
 
-    func issueContents(editionID: Int, date: IssueDate) async throws -> IssueContents? {
+    package func issueContents(editionID: Int, date: IssueDate) async throws -> IssueContents? {
         try await timed("issue_contents") { try await base.issueContents(editionID: editionID, date: date) }
     }
 
     @discardableResult
-    func syncCatalogue(_ catalogue: Catalogue, dryRun: Bool) async throws -> [String] {
+    package func syncCatalogue(_ catalogue: Catalogue, dryRun: Bool) async throws -> [String] {
         try await timed("sync_catalogue") { try await base.syncCatalogue(catalogue, dryRun: dryRun) }
     }
 
     // MARK: Readers
 
-    func user(username: String) async throws -> User? {
+    package func user(username: String) async throws -> User? {
         try await timed("user_by_username") { try await base.user(username: username) }
     }
 
-    func user(id: Int) async throws -> User? {
+    package func user(id: Int) async throws -> User? {
         try await timed("user_by_id") { try await base.user(id: id) }
     }
 
-    func subscriptions(userID: Int) async throws -> [Subscription] {
+    package func subscriptions(userID: Int) async throws -> [Subscription] {
         try await timed("subscriptions") { try await base.subscriptions(userID: userID) }
     }
 
-    func identity(key: String) async throws -> DeviceIdentity? {
+    package func identity(key: String) async throws -> DeviceIdentity? {
         try await timed("identity") { try await base.identity(key: key) }
     }
 
-    func replacePasswordHash(userID: Int, from old: String, to new: String) async throws {
+    package func replacePasswordHash(userID: Int, from old: String, to new: String) async throws {
         try await timed("replace_password_hash") { try await base.replacePasswordHash(userID: userID, from: old, to: new) }
     }
 
-    func saveIdentity(_ identity: DeviceIdentity, at time: Int64, retiringImported: Bool) async throws {
+    package func saveIdentity(_ identity: DeviceIdentity, at time: Int64, retiringImported: Bool) async throws {
         try await timed("save_identity") { try await base.saveIdentity(identity, at: time, retiringImported: retiringImported) }
     }
 
-    func recordActivity(appKey: String, identityKey: String, at time: Int64) {
+    package func recordActivity(appKey: String, identityKey: String, at time: Int64) {
         base.recordActivity(appKey: appKey, identityKey: identityKey, at: time)
     }
 
-    func recordDownload(_ download: DownloadRecord) async throws {
+    package func recordDownload(_ download: DownloadRecord) async throws {
         try await timed("record_download") { try await base.recordDownload(download) }
         metrics.issueDownloaded(appKey: download.appKey)
     }
 
     // MARK: Demos
 
-    func demosConsumed(appKey: String, deviceKey: String) async throws -> Int {
+    package func demosConsumed(appKey: String, deviceKey: String) async throws -> Int {
         try await timed("demos_consumed") { try await base.demosConsumed(appKey: appKey, deviceKey: deviceKey) }
     }
 
-    func consumeDemo(appKey: String, deviceKey: String, quota: Int, at time: Int64) async throws -> DemoOutcome {
+    package func consumeDemo(appKey: String, deviceKey: String, quota: Int, at time: Int64) async throws -> DemoOutcome {
         let outcome = try await timed("consume_demo") {
             try await base.consumeDemo(appKey: appKey, deviceKey: deviceKey, quota: quota, at: time)
         }
@@ -101,7 +101,7 @@ struct InstrumentedKioskStore: KioskStore, ReadinessProbe {
         return outcome
     }
 
-    func useDemoGrant(appKey: String, deviceKey: String, editionID: Int, date: IssueDate, at time: Int64) async throws -> Bool {
+    package func useDemoGrant(appKey: String, deviceKey: String, editionID: Int, date: IssueDate, at time: Int64) async throws -> Bool {
         try await timed("use_demo_grant") {
             try await base.useDemoGrant(appKey: appKey, deviceKey: deviceKey, editionID: editionID, date: date, at: time)
         }
@@ -109,28 +109,19 @@ struct InstrumentedKioskStore: KioskStore, ReadinessProbe {
 
     // MARK: Sign-in throttling
 
-    func signInFailures(username: String, deviceKey: String?, since: Int64) async throws -> (username: Int, device: Int) {
+    package func signInFailures(username: String, deviceKey: String?, since: Int64) async throws -> (username: Int, device: Int) {
         try await timed("sign_in_failures") { try await base.signInFailures(username: username, deviceKey: deviceKey, since: since) }
     }
 
-    func recordSignInFailure(username: String, deviceKey: String?, at time: Int64) async throws {
+    package func recordSignInFailure(username: String, deviceKey: String?, at time: Int64) async throws {
         try await timed("record_sign_in_failure") { try await base.recordSignInFailure(username: username, deviceKey: deviceKey, at: time) }
     }
 
     // MARK: Readiness
 
-    func ping() async throws {
+    package func ping() async throws {
         try await timed("ping") {
-            if let probe = base as? any ReadinessProbe { try await probe.ping() } else { _ = try await base.app(key: "") }
+            try await base.ping()
         }
     }
 }
-
-/// A store that can prove it answers (`GET /readyz`).
-protocol ReadinessProbe: Sendable {
-    /// Runs a cheap query that reads the schema; throws when the database does not answer.
-    func ping() async throws
-}
-
-/// `ping()` is `SQLiteKioskStore`'s own (a read of the catalogue).
-extension SQLiteKioskStore: ReadinessProbe {}

@@ -6,10 +6,11 @@ import Logging
 import NIOCore
 import NIOSSL
 import ServiceLifecycle
+import KioskConfig
 
 /// The routes of the server, on the runtime in `runtime`; with `metrics`, HTTP metrics and `GET /metrics`;
 /// with `benchmarkPeerRoutes` (`serve --data`), the reference peer's `/zip` route too.
-func buildRouter(runtime: RuntimeBox, metrics: KioskMetrics? = nil, benchmarkPeerRoutes: Bool = false) -> Router<KioskRequestContext> {
+package func buildRouter(runtime: RuntimeBox, metrics: KioskMetrics? = nil, benchmarkPeerRoutes: Bool = false) -> Router<KioskRequestContext> {
     let router = Router(context: KioskRequestContext.self)
     router.add(middleware: RuntimeMiddleware(current: runtime))
     if let metrics { router.add(middleware: HTTPMetricsMiddleware(metrics: metrics)) }
@@ -32,7 +33,7 @@ func buildRouter(runtime: RuntimeBox, metrics: KioskMetrics? = nil, benchmarkPee
 
 /// The HTTP application: routes, listener, TLS when configured, and the extra services it runs
 /// (configuration reload on SIGHUP).
-func buildApplication(
+package func buildApplication(
     runtime: RuntimeBox, host: String, port: Int, logger: Logger,
     metrics: KioskMetrics? = nil,
     benchmarkPeerRoutes: Bool = false,

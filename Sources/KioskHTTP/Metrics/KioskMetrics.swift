@@ -1,6 +1,7 @@
 import KioskRPC
 import NIOConcurrencyHelpers
 import Prometheus
+import KioskConfig
 
 /// The server's metrics, in one Prometheus registry that is passed explicitly (never a process-wide
 /// global), so that every test can have its own. `serve` also bootstraps swift-metrics' `MetricsSystem`
@@ -9,17 +10,17 @@ import Prometheus
 /// Names follow the Prometheus conventions: the `kiosk_` prefix, `_total` for counters, base units
 /// (`_seconds`, `_bytes`), and labels of bounded cardinality only (method names the server registered,
 /// fault codes, route patterns, configured app keys; never a client's free text).
-final class KioskMetrics: Sendable {
-    let registry: PrometheusCollectorRegistry
+package final class KioskMetrics: Sendable {
+    package let registry: PrometheusCollectorRegistry
 
     // Fixed series, created up front so they are scraped (as 0) before anything happens.
-    let httpRequestsInFlight: Gauge
-    let httpConnectionsOpen: Gauge
-    let httpConnectionsTotal: Counter
-    let bundleBuilds: Counter
-    let bundleBuildDuration: DurationHistogram
+    package let httpRequestsInFlight: Gauge
+    package let httpConnectionsOpen: Gauge
+    package let httpConnectionsTotal: Counter
+    package let bundleBuilds: Counter
+    package let bundleBuildDuration: DurationHistogram
     /// Builds of each `BundleService` already counted (see `InstrumentedIssueBundles`).
-    let bundleBuildsSeen = BundleBuildsSeen()
+    package let bundleBuildsSeen = BundleBuildsSeen()
 
     private let xmlrpcRequests: Family<Counter>
     private let xmlrpcDuration: Family<DurationHistogram>
@@ -37,16 +38,16 @@ final class KioskMetrics: Sendable {
     private let unknownSections: Family<Counter>
 
     /// Request and XML-RPC latency buckets (seconds).
-    static let latencyBuckets: [Duration] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
+    package static let latencyBuckets: [Duration] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
         .map { Duration.seconds($0) }
     /// Database call buckets (seconds): most calls are well under a millisecond.
-    static let databaseBuckets: [Duration] = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5]
+    package static let databaseBuckets: [Duration] = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5]
         .map { Duration.seconds($0) }
     /// Bundle build buckets (seconds).
-    static let bundleBuckets: [Duration] = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300]
+    package static let bundleBuckets: [Duration] = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300]
         .map { Duration.seconds($0) }
 
-    init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
+    package init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
         self.registry = registry
         func name(_ name: String, _ unit: String, _ help: String) -> MetricNameDescriptor {
             MetricNameDescriptor(namespace: "kiosk", metricName: name, unitName: unit, helpText: help)
@@ -106,7 +107,7 @@ final class KioskMetrics: Sendable {
     // MARK: Recording
 
     /// One executed XML-RPC method (the dispatcher's `observer`).
-    func observeXMLRPC(method: String, faultCode: Int?, seconds: Double) {
+    package func observeXMLRPC(method: String, faultCode: Int?, seconds: Double) {
         let labels: KeyValuePairs = ["method": method, "fault_code": faultCode.map(String.init) ?? "none"]
         xmlrpcRequests.counter(labels).increment()
         xmlrpcDuration.histogram(labels).record(.seconds(max(0, seconds)))
@@ -118,56 +119,56 @@ final class KioskMetrics: Sendable {
     }
 
     /// One answered HTTP request. `route` is the router's pattern (e.g. `/files/**`), never the raw path.
-    func observeHTTP(route: String, method: String, status: Int, duration: Duration) {
+    package func observeHTTP(route: String, method: String, status: Int, duration: Duration) {
         httpRequests.counter(["route": route, "method": method, "status": String(status)]).increment()
         httpDuration.histogram(["route": route, "method": method]).record(duration)
     }
 
-    func demoConsumed(appKey: String, granted: Bool) {
+    package func demoConsumed(appKey: String, granted: Bool) {
         demoGrants.counter(["app": appKey, "outcome": granted ? "granted" : "refused"]).increment()
     }
 
-    func issueDownloaded(appKey: String) {
+    package func issueDownloaded(appKey: String) {
         issueDownloads.counter(["app": appKey]).increment()
     }
 
-    enum FileKind: String, CaseIterable, Sendable {
+    package enum FileKind: String, CaseIterable, Sendable {
         case bundle, page
         /// Bundles are the `.zip` files; everything else under the editions directory is a page file.
-        init(path: String) { self = path.hasSuffix(".zip") ? .bundle : .page }
+        package init(path: String) { self = path.hasSuffix(".zip") ? .bundle : .page }
     }
 
-    func fileDownloadStarted(_ kind: FileKind) { fileDownloadsStarted.counter(["kind": kind.rawValue]).increment() }
-    func fileDownloadCompleted(_ kind: FileKind) { fileDownloadsCompleted.counter(["kind": kind.rawValue]).increment() }
-    func fileBytesSent(_ kind: FileKind, _ bytes: Int) {
+    package func fileDownloadStarted(_ kind: FileKind) { fileDownloadsStarted.counter(["kind": kind.rawValue]).increment() }
+    package func fileDownloadCompleted(_ kind: FileKind) { fileDownloadsCompleted.counter(["kind": kind.rawValue]).increment() }
+    package func fileBytesSent(_ kind: FileKind, _ bytes: Int) {
         guard bytes > 0 else { return }
         fileBytesSent.counter(["kind": kind.rawValue]).increment(by: Int64(bytes))
     }
 
-    func bundleBuilt(duration: Duration) {
+    package func bundleBuilt(duration: Duration) {
         bundleBuilds.increment()
         bundleBuildDuration.record(duration)
     }
 
-    func observeDatabase(operation: String, duration: Duration, failed: Bool) {
+    package func observeDatabase(operation: String, duration: Duration, failed: Bool) {
         databaseDuration.histogram(["operation": operation]).record(duration)
         if failed { databaseErrors.counter(["operation": operation]).increment() }
     }
 
-    func configurationReloaded(ok: Bool) {
+    package func configurationReloaded(ok: Bool) {
         configurationReloads.counter(["outcome": ok ? "ok" : "failed"]).increment()
     }
 
-    func unknownSection(appKey: String) {
+    package func unknownSection(appKey: String) {
         unknownSections.counter(["app": appKey]).increment()
     }
 
     // MARK: Exposition
 
     /// The Prometheus text exposition format (version 0.0.4).
-    static let contentType = "text/plain; version=0.0.4; charset=utf-8"
+    package static let contentType = "text/plain; version=0.0.4; charset=utf-8"
 
-    func exposition() -> [UInt8] {
+    package func exposition() -> [UInt8] {
         var buffer: [UInt8] = []
         buffer.reserveCapacity(16 << 10)
         registry.emit(into: &buffer)
@@ -178,7 +179,7 @@ final class KioskMetrics: Sendable {
 /// One metric name with labels: its series, remembered by label values so that recording costs a
 /// dictionary look-up under a lock, not the registry's name and label validation.
 private final class Family<Metric: AnyObject & Sendable>: Sendable {
-    enum Kind: @unchecked Sendable {   // MetricNameDescriptor is a plain value of strings.
+    package enum Kind: @unchecked Sendable {   // MetricNameDescriptor is a plain value of strings.
         case counter(MetricNameDescriptor)
         case histogram(MetricNameDescriptor, [Duration])
     }
@@ -187,12 +188,12 @@ private final class Family<Metric: AnyObject & Sendable>: Sendable {
     private let kind: Kind
     private let series = NIOLockedValueBox<[[String]: Metric]>([:])
 
-    init(_ registry: PrometheusCollectorRegistry, _ kind: Kind) {
+    package init(_ registry: PrometheusCollectorRegistry, _ kind: Kind) {
         self.registry = registry
         self.kind = kind
     }
 
-    func get(_ labels: KeyValuePairs<String, String>) -> Metric {
+    package func get(_ labels: KeyValuePairs<String, String>) -> Metric {
         let values = labels.map(\.value)
         if let metric = series.withLockedValue({ $0[values] }) { return metric }
         let pairs = labels.map { ($0.key, $0.value) }
@@ -219,5 +220,5 @@ extension Family where Metric == DurationHistogram {
 /// The wire methods' events, counted. The app key is one the configuration lists (`hashQuiosc` checks
 /// it first); the unknown section name itself is logged, never used as a label.
 extension KioskMetrics: KioskRPCObserver {
-    func unknownSection(appKey: String, section: String) { unknownSection(appKey: appKey) }
+    package func unknownSection(appKey: String, section: String) { unknownSection(appKey: appKey) }
 }

@@ -1,8 +1,9 @@
 import KioskModels
+import KioskConfig
 
 /// IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`) without Foundation.
-enum HTTPDate {
-    static func format(seconds: Int64) -> String {
+package enum HTTPDate {
+    package static func format(seconds: Int64) -> String {
         let day = IssueDate(unixTime: seconds)
         let secondsOfDay = Int(seconds - Int64(day.daysSinceEpoch) * 86_400)
         let weekdays = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"]   // 1970-01-01 was a Thursday

@@ -2,7 +2,7 @@ import Yams
 
 /// The keys a configuration file may contain, so that a misspelt key is an error rather than
 /// silently ignored (YAML decoding skips keys it does not know).
-indirect enum ConfigurationKeys: Sendable {
+package indirect enum ConfigurationKeys: Sendable {
     /// A scalar, or anything below it that is not checked (e.g. free-form section names).
     case value
     case map([String: ConfigurationKeys])
@@ -10,7 +10,7 @@ indirect enum ConfigurationKeys: Sendable {
     case anyKeys(ConfigurationKeys)
     case list(ConfigurationKeys)
 
-    static let file: ConfigurationKeys = .map([
+    package static let file: ConfigurationKeys = .map([
         "server": .map([
             "host": .value, "port": .value, "public_url": .value, "database": .value, "editions": .value,
             "samples": .value, "idle_timeout_seconds": .value, "json_logs": .value, "rpc_paths": .list(.value),
@@ -38,10 +38,10 @@ indirect enum ConfigurationKeys: Sendable {
         ])),
     ])
 
-    static let credential: ConfigurationKeys = .map(["username": .value, "password_hash": .value])
+    package static let credential: ConfigurationKeys = .map(["username": .value, "password_hash": .value])
 
     /// The first key of `node` this schema does not know, as a path like `apps[0].lines[1].acces`.
-    func unknownKey(in node: Node, path: String = "") -> String? {
+    package func unknownKey(in node: Node, path: String = "") -> String? {
         switch (self, node) {
         case (.map(let keys), .mapping(let mapping)):
             for (key, value) in mapping {

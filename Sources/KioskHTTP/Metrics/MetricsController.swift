@@ -2,19 +2,20 @@ import HTTPTypes
 import Hummingbird
 import NIOConcurrencyHelpers
 import NIOCore
+import KioskConfig
 
 /// `GET /metrics`: the Prometheus text format, for the scrapers the configuration allows
 /// (`metrics.loopback_only`, `metrics.credentials`; both apply when both are set).
 ///
 /// A loopback peer that forwards for someone else (`Forwarded` / `X-Forwarded-For`, i.e. a reverse
 /// proxy on the same machine) does not count as loopback.
-struct MetricsController {
-    let metrics: KioskMetrics
+package struct MetricsController {
+    package let metrics: KioskMetrics
     private let scrapers = AuthenticatorCache()
 
-    init(metrics: KioskMetrics) { self.metrics = metrics }
+    package init(metrics: KioskMetrics) { self.metrics = metrics }
 
-    func addRoutes(to group: RouterGroup<KioskRequestContext>) {
+    package func addRoutes(to group: RouterGroup<KioskRequestContext>) {
         let scrapers = self.scrapers
         group
             .add(middleware: LoopbackOnlyMiddleware())
@@ -32,9 +33,9 @@ struct MetricsController {
     }
 
     /// `403` for a scrape from beyond loopback while `metrics.loopback_only` holds.
-    struct LoopbackOnlyMiddleware: RouterMiddleware {
-        typealias Context = KioskRequestContext
-        func handle(_ request: Request, context: Context,
+    package struct LoopbackOnlyMiddleware: RouterMiddleware {
+        package typealias Context = KioskRequestContext
+        package func handle(_ request: Request, context: Context,
                     next: (Request, Context) async throws -> Response) async throws -> Response {
             if context.runtime.configuration.metrics.effectiveLoopbackOnly,
                !MetricsController.isLoopback(request, peer: context.remoteAddress) {
@@ -44,7 +45,7 @@ struct MetricsController {
         }
     }
 
-    static func isLoopback(_ request: Request, peer: SocketAddress?) -> Bool {
+    package static func isLoopback(_ request: Request, peer: SocketAddress?) -> Bool {
         if request.headers[HTTPField.Name("Forwarded")!] != nil || request.headers[HTTPField.Name("X-Forwarded-For")!] != nil {
             return false
         }
@@ -57,10 +58,10 @@ struct MetricsController {
 
 /// The metrics credentials' authenticator, rebuilt only when a reload changes them (it caches
 /// verified credentials, so a scraper pays bcrypt once).
-final class AuthenticatorCache: Sendable {
+package final class AuthenticatorCache: Sendable {
     private let current = NIOLockedValueBox<(credentials: [KioskConfiguration.Credential], authenticator: BasicAuthenticator)?>(nil)
 
-    func authenticator(for credentials: [KioskConfiguration.Credential]) -> BasicAuthenticator {
+    package func authenticator(for credentials: [KioskConfiguration.Credential]) -> BasicAuthenticator {
         current.withLockedValue { current in
             if let current, current.credentials == credentials { return current.authenticator }
             let authenticator = BasicAuthenticator(accounts: credentials)

@@ -4,17 +4,18 @@ import Logging
 import NIOConcurrencyHelpers
 import NIOCore
 import Prometheus
+import KioskConfig
 
 /// Counts every HTTP request by route pattern, method and status, times it, keeps the in-flight gauge,
 /// and for signed-link files (`links.prefix`) counts downloads started and completed and the body bytes
 /// actually written, by wrapping the response body: `FileDelivery` is not touched.
 ///
 /// It runs after `RuntimeMiddleware` (it reads the links prefix of the runtime pinned to the request).
-struct HTTPMetricsMiddleware: RouterMiddleware {
-    typealias Context = KioskRequestContext
-    let metrics: KioskMetrics
+package struct HTTPMetricsMiddleware: RouterMiddleware {
+    package typealias Context = KioskRequestContext
+    package let metrics: KioskMetrics
 
-    func handle(_ request: Request, context: Context,
+    package func handle(_ request: Request, context: Context,
                 next: (Request, Context) async throws -> Response) async throws -> Response {
         let start = ContinuousClock.now
         let inFlight = InFlight(metrics.httpRequestsInFlight)
@@ -60,12 +61,12 @@ private final class InFlight: Sendable {
     private let gauge: Gauge
     private let done = NIOLockedValueBox(false)
 
-    init(_ gauge: Gauge) {
+    package init(_ gauge: Gauge) {
         self.gauge = gauge
         gauge.increment()
     }
 
-    func end() {
+    package func end() {
         let first = done.withLockedValue { done in
             defer { done = true }
             return !done
@@ -77,28 +78,28 @@ private final class InFlight: Sendable {
 }
 
 /// Passes every buffer on and reports how many bytes went through, then the finish.
-struct CountingBodyWriter: ResponseBodyWriter {
-    var base: any ResponseBodyWriter
-    let sent: @Sendable (Int) -> Void
-    let finished: @Sendable () -> Void
+package struct CountingBodyWriter: ResponseBodyWriter {
+    package var base: any ResponseBodyWriter
+    package let sent: @Sendable (Int) -> Void
+    package let finished: @Sendable () -> Void
 
-    init(base: any ResponseBodyWriter, sent: @escaping @Sendable (Int) -> Void, finished: @escaping @Sendable () -> Void) {
+    package init(base: any ResponseBodyWriter, sent: @escaping @Sendable (Int) -> Void, finished: @escaping @Sendable () -> Void) {
         self.base = base
         self.sent = sent
         self.finished = finished
     }
 
-    mutating func write(_ buffer: ByteBuffer) async throws {
+    package mutating func write(_ buffer: ByteBuffer) async throws {
         let count = buffer.readableBytes
         try await base.write(buffer)
         sent(count)
     }
 
-    mutating func write(contentsOf buffers: some Sequence<ByteBuffer>) async throws {
+    package mutating func write(contentsOf buffers: some Sequence<ByteBuffer>) async throws {
         for buffer in buffers { try await write(buffer) }
     }
 
-    consuming func finish(_ trailingHeaders: HTTPFields?) async throws {
+    package consuming func finish(_ trailingHeaders: HTTPFields?) async throws {
         try await base.finish(trailingHeaders)
         finished()
     }
@@ -109,16 +110,16 @@ struct CountingBodyWriter: ResponseBodyWriter {
 /// Wraps a server child channel so that the connection gauge counts every connection for as long as
 /// it is handled (Hummingbird runs `handle(value:logger:)` once per connection, for its whole life,
 /// keep-alive and idle time included).
-struct ConnectionCountingChannel<Base: ServerChildChannel>: ServerChildChannel {
-    typealias Value = Base.Value
-    let base: Base
-    let metrics: KioskMetrics
+package struct ConnectionCountingChannel<Base: ServerChildChannel>: ServerChildChannel {
+    package typealias Value = Base.Value
+    package let base: Base
+    package let metrics: KioskMetrics
 
-    func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
+    package func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         base.setup(channel: channel, logger: logger)
     }
 
-    func handle(value: Value, logger: Logger) async {
+    package func handle(value: Value, logger: Logger) async {
         metrics.httpConnectionsTotal.increment()
         metrics.httpConnectionsOpen.increment()
         defer { metrics.httpConnectionsOpen.decrement() }
@@ -126,10 +127,10 @@ struct ConnectionCountingChannel<Base: ServerChildChannel>: ServerChildChannel {
     }
 }
 
-extension HTTPServerBuilder {
+package extension HTTPServerBuilder {
     /// HTTP/1.1 like `.http1(configuration:)`, counting connections into `metrics` when given
     /// (TLS, when configured, wraps this builder, so TLS connections are counted too).
-    static func http1(configuration: HTTP1Channel.Configuration, countingConnectionsIn metrics: KioskMetrics?) -> HTTPServerBuilder {
+    package static func http1(configuration: HTTP1Channel.Configuration, countingConnectionsIn metrics: KioskMetrics?) -> HTTPServerBuilder {
         guard let metrics else { return .http1(configuration: configuration) }
         return HTTPServerBuilder { responder in
             ConnectionCountingChannel(base: HTTP1Channel(responder: responder, configuration: configuration), metrics: metrics)

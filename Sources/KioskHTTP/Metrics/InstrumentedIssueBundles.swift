@@ -1,6 +1,7 @@
 import KioskEditions
 import KioskModels
 import NIOConcurrencyHelpers
+import KioskConfig
 
 /// Counts and times the bundle builds behind `IssueBundles` (`kiosk_bundle_builds_total`,
 /// `kiosk_bundle_build_duration_seconds`) without touching the editions layer.
@@ -9,16 +10,16 @@ import NIOConcurrencyHelpers
 /// (`buildCount`), so after each call the builds this decorator has not seen yet are recorded, with the
 /// duration of the call that saw them (the build, plus at most the wait for it). Other implementations
 /// are passed through.
-struct InstrumentedIssueBundles: IssueBundles {
-    let base: any IssueBundles
-    let metrics: KioskMetrics
+package struct InstrumentedIssueBundles: IssueBundles {
+    package let base: any IssueBundles
+    package let metrics: KioskMetrics
 
-    init(_ base: any IssueBundles, metrics: KioskMetrics) {
+    package init(_ base: any IssueBundles, metrics: KioskMetrics) {
         self.base = base
         self.metrics = metrics
     }
 
-    func bundle(for contents: IssueContents, offered: OfferedEdition) async throws -> BundleInfo {
+    package func bundle(for contents: IssueContents, offered: OfferedEdition) async throws -> BundleInfo {
         guard let service = base as? BundleService else { return try await base.bundle(for: contents, offered: offered) }
         let start = ContinuousClock.now
         let info = try await service.bundle(for: contents, offered: offered)
@@ -33,13 +34,13 @@ struct InstrumentedIssueBundles: IssueBundles {
 }
 
 /// The builds already recorded, per `BundleService` instance (a reload may or may not make a new one).
-final class BundleBuildsSeen: Sendable {
+package final class BundleBuildsSeen: Sendable {
     private struct Entry { let service: BundleService; var seen: Int }
     /// Holding the services keeps their identities unique; a reload adds at most one.
     private let entries = NIOLockedValueBox<[ObjectIdentifier: Entry]>([:])
 
     /// How many of `total` builds of `service` were not reported before; they are reported now.
-    func unseen(_ service: BundleService, total: Int) -> Int {
+    package func unseen(_ service: BundleService, total: Int) -> Int {
         entries.withLockedValue { entries in
             let id = ObjectIdentifier(service)
             let seen = entries[id]?.seen ?? 0

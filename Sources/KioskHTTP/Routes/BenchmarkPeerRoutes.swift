@@ -1,17 +1,18 @@
 import Hummingbird
 import KioskModels
 import KioskRPC
+import KioskConfig
 
 /// `GET /zip/{edicio_id}/{YYYY-MM-DD}.zip` with API client credentials: the reference peer's bundle route
 /// (`../shared/bench/peer_server.py`), added only by `serve --data`, so the shared load harness
 /// (`load.py`, whose sanity check asks this route for a 401) runs against Kiosk unchanged. Answers with a
 /// redirect to the bundle's signed link, recording the download like `getEdicio` does.
-struct BenchmarkPeerRoutes {
-    func addRoutes(to group: RouterGroup<KioskRequestContext>) {
+package struct BenchmarkPeerRoutes {
+    package func addRoutes(to group: RouterGroup<KioskRequestContext>) {
         group.get("/zip/:edition/:file", use: bundle)
     }
 
-    @Sendable func bundle(_ request: Request, context: KioskRequestContext) async throws -> Response {
+    @Sendable package func bundle(_ request: Request, context: KioskRequestContext) async throws -> Response {
         let runtime = context.runtime
         let file = context.parameters.get("file") ?? ""
         guard let editionID = context.parameters.get("edition", as: Int.self), file.hasSuffix(".zip"),

@@ -3,13 +3,14 @@ import Foundation
 import Hummingbird
 import KioskModels
 import NIOConcurrencyHelpers
+import KioskConfig
 
 /// The HTTP Basic credentials of a request, if well-formed.
-struct BasicCredentials: Sendable {
-    let username: String
-    let password: String
+package struct BasicCredentials: Sendable {
+    package let username: String
+    package let password: String
 
-    init?(request: Request) {
+    package init?(request: Request) {
         guard let header = request.headers[.authorization], header.count <= 1024 else { return nil }
         let parts = header.split(separator: " ", maxSplits: 1)
         guard parts.count == 2, parts[0].lowercased() == "basic",
@@ -26,26 +27,26 @@ struct BasicCredentials: Sendable {
 ///
 /// bcrypt is slow on purpose, so a verified credential is remembered by its SHA-256 (never in clear),
 /// and so is a refused one (bounded): a client pays the hash once, not on every call.
-final class BasicAuthenticator: Sendable {
+package final class BasicAuthenticator: Sendable {
     private let hashes: [String: String]
     private let verifier: PasswordHashing
     private let cache = NIOLockedValueBox(Cache())
     private static let cacheLimit = 10_000
 
     private struct Cache {
-        var accepted: [SHA256Digest: String] = [:]
-        var refused: Set<SHA256Digest> = []
+        package var accepted: [SHA256Digest: String] = [:]
+        package var refused: Set<SHA256Digest> = []
     }
 
-    init(accounts: [KioskConfiguration.Credential], verifier: PasswordHashing = PasswordHashing()) {
+    package init(accounts: [KioskConfiguration.Credential], verifier: PasswordHashing = PasswordHashing()) {
         self.hashes = Dictionary(accounts.map { ($0.username, $0.passwordHash) }, uniquingKeysWith: { first, _ in first })
         self.verifier = verifier
     }
 
-    var isEmpty: Bool { hashes.isEmpty }
+    package var isEmpty: Bool { hashes.isEmpty }
 
     /// The authenticated username, or nil.
-    func authenticate(_ request: Request) async -> String? {
+    package func authenticate(_ request: Request) async -> String? {
         guard let header = request.headers[.authorization], header.utf8.count <= 1024 else { return nil }
         // Keyed by a digest of the header itself: a known client costs one SHA-256, no decoding.
         let digest = SHA256.hash(data: Array(header.utf8))
@@ -75,15 +76,15 @@ final class BasicAuthenticator: Sendable {
 /// A refused request's body is left for Hummingbird to drain (so the 2012 app's retry on the same
 /// connection works) only when it is declared and at most `drainLimit` bytes; otherwise the connection
 /// closes instead of reading it.
-struct BasicAuthenticationMiddleware: RouterMiddleware {
-    typealias Context = KioskRequestContext
-    let realm: String
-    let message: String
+package struct BasicAuthenticationMiddleware: RouterMiddleware {
+    package typealias Context = KioskRequestContext
+    package let realm: String
+    package let message: String
     /// The realm's accounts for this request (they follow configuration reloads); nil: no credentials needed.
-    let accounts: @Sendable (Context) -> BasicAuthenticator?
-    let drainLimit: @Sendable (Context) -> Int
+    package let accounts: @Sendable (Context) -> BasicAuthenticator?
+    package let drainLimit: @Sendable (Context) -> Int
 
-    func handle(_ request: Request, context: Context,
+    package func handle(_ request: Request, context: Context,
                 next: (Request, Context) async throws -> Response) async throws -> Response {
         guard let authenticator = accounts(context) else { return try await next(request, context) }
         guard let username = await authenticator.authenticate(request) else {
@@ -96,17 +97,17 @@ struct BasicAuthenticationMiddleware: RouterMiddleware {
     }
 
     /// Whether the request declares a body of at most `limit` bytes (or has none).
-    static func bodyIsSmall(_ request: Request, limit: Int) -> Bool {
+    package static func bodyIsSmall(_ request: Request, limit: Int) -> Bool {
         if let length = request.headers[.contentLength].flatMap(Int.init) { return length <= limit }
         return request.headers[.transferEncoding] == nil
     }
 }
 
-extension BasicAuthenticationMiddleware {
+package extension BasicAuthenticationMiddleware {
     /// The reader apps' API clients (`api_clients`), realm `kiosk`; bodies up to the XML-RPC limit are drained.
-    static let apiClients = Self(realm: "kiosk", message: "authentication required",
+    package static let apiClients = Self(realm: "kiosk", message: "authentication required",
                                  accounts: { $0.runtime.apiClients }, drainLimit: { $0.runtime.configuration.limits.maxBodyBytes })
     /// Publishers (`publishers`), realm `kiosk publishers`.
-    static let publishers = Self(realm: "kiosk publishers", message: "Publisher credentials are required (HTTP Basic).",
+    package static let publishers = Self(realm: "kiosk publishers", message: "Publisher credentials are required (HTTP Basic).",
                                  accounts: { $0.runtime.publishers }, drainLimit: { _ in 8 << 20 })
 }

@@ -4,6 +4,7 @@ import KioskModels
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
+import KioskConfig
 
 /// `GET /healthz`: the process is up and serving.
 ///
@@ -11,28 +12,28 @@ import NIOPosix
 /// is writable (a temporary file is created and deleted), and a configuration is loaded. `200` with
 /// the checks as JSON, or `503` naming what failed. Each check is bounded in time, so a stuck disk or
 /// database makes the probe fail rather than hang.
-struct HealthController {
+package struct HealthController {
     /// How long one check may take before it counts as failed.
-    var timeout: Duration = .seconds(3)
+    package var timeout: Duration = .seconds(3)
 
-    func addRoutes(to group: RouterGroup<KioskRequestContext>) {
+    package func addRoutes(to group: RouterGroup<KioskRequestContext>) {
         group.get("/healthz") { _, _ in "ok\n" }
         group.get("/readyz") { _, context in try await readiness(context) }
     }
 
-    struct Check: Sendable {
-        var name: String
+    package struct Check: Sendable {
+        package var name: String
         /// nil when it passed.
-        var failure: String?
+        package var failure: String?
     }
 
-    func readiness(_ context: KioskRequestContext) async throws -> Response {
+    package func readiness(_ context: KioskRequestContext) async throws -> Response {
         let runtime = context.runtime
         let store = runtime.environment.service.store
         let editions = runtime.configuration.server.editions
         let timeout = self.timeout
         async let database = Self.bounded("database", timeout) {
-            if let probe = store as? any ReadinessProbe { try await probe.ping() } else { _ = try await store.app(key: "") }
+            try await store.ping()
         }
         async let directory = Self.bounded("editions", timeout) {
             try await NIOThreadPool.singleton.runIfActive { try Self.probeWritable(directory: editions) }
@@ -43,7 +44,7 @@ struct HealthController {
     }
 
     /// Creates, writes, syncs and removes a uniquely named file in `directory`.
-    static func probeWritable(directory: String) throws {
+    package static func probeWritable(directory: String) throws {
         let path = directory + "/.readyz-\(getpid())-\(UInt64.random(in: 0...UInt64.max))"
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw ProbeError("cannot create a file in the editions directory: \(String(cString: strerror(errno)))") }
@@ -54,14 +55,14 @@ struct HealthController {
         guard failed == 0 else { throw ProbeError("cannot write in the editions directory: \(String(cString: strerror(failed)))") }
     }
 
-    struct ProbeError: Error, CustomStringConvertible {
-        var description: String
-        init(_ description: String) { self.description = description }
+    package struct ProbeError: Error, CustomStringConvertible {
+        package var description: String
+        package init(_ description: String) { self.description = description }
     }
 
     /// Runs `work`; a thrown error or more than `timeout` makes the check fail with a short reason.
     /// The answer never waits for a stuck `work` (it is left to finish on its own).
-    static func bounded(_ name: String, _ timeout: Duration, _ work: @escaping @Sendable () async throws -> Void) async -> Check {
+    package static func bounded(_ name: String, _ timeout: Duration, _ work: @escaping @Sendable () async throws -> Void) async -> Check {
         let failure: String? = await withCheckedContinuation { continuation in
             let once = NIOLockedValueBox(Optional(continuation))
             @Sendable func finish(_ failure: String?) {
@@ -83,7 +84,7 @@ struct HealthController {
     }
 
     /// `200` with the checks as JSON, or `503` (`KioskHTTPError.notReady`) with the same report.
-    static func report(_ checks: [Check]) throws -> Response {
+    package static func report(_ checks: [Check]) throws -> Response {
         let failed = checks.filter { $0.failure != nil }
         var object: [String: Any] = ["status": failed.isEmpty ? "ready" : "not ready"]
         object["checks"] = Dictionary(uniqueKeysWithValues: checks.map { ($0.name, $0.failure.map { "failed: \($0)" } ?? "ok") })

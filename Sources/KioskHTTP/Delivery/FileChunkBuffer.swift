@@ -1,20 +1,21 @@
 import Hummingbird
 import KioskEditions
 import NIOCore
+import KioskConfig
 
 /// One chunk buffer, filled on the event loop or the thread pool and then handed to the connection.
 ///
 /// The box holds the only reference between uses, so a fill writes into the same storage unless the
 /// connection still holds the previous chunk (then `clear()` gives it fresh storage). Used by one
 /// response task at a time: filled while the task awaits, read after.
-final class FileChunkBuffer: @unchecked Sendable {
+package final class FileChunkBuffer: @unchecked Sendable {
     private(set) var buffer: ByteBuffer
 
-    init(capacity: Int) {
+    package init(capacity: Int) {
         buffer = ByteBufferAllocator().buffer(capacity: capacity)
     }
 
-    func fill(from file: OpenFile, count: Int, at offset: Int64) throws {
+    package func fill(from file: OpenFile, count: Int, at offset: Int64) throws {
         buffer.clear()
         let read = try buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: count) { raw in
             try file.read(into: raw.baseAddress!, count: count, at: offset)
@@ -23,7 +24,7 @@ final class FileChunkBuffer: @unchecked Sendable {
     }
 
     /// `fill` if the bytes are in the page cache (never waits for the disk); false otherwise.
-    func fillIfCached(from file: OpenFile, count: Int, at offset: Int64) -> Bool {
+    package func fillIfCached(from file: OpenFile, count: Int, at offset: Int64) -> Bool {
         buffer.clear()
         var cached = false
         buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: count) { raw in
@@ -35,4 +36,4 @@ final class FileChunkBuffer: @unchecked Sendable {
 }
 
 /// The file ended before the bytes its size promised (it was truncated while being served).
-struct FileTruncated: Error {}
+package struct FileTruncated: Error {}

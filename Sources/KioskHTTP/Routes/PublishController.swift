@@ -5,6 +5,7 @@ import KioskModels
 import Logging
 import NIOCore
 import NIOPosix
+import KioskConfig
 
 /// The publishers' HTTP endpoint, behind their own HTTP Basic credentials (`BasicAuthenticationMiddleware.publishers`):
 ///
@@ -14,19 +15,19 @@ import NIOPosix
 ///   like `KioskServer publish`. `201` with a JSON summary; `400` for an unusable or unsafe archive,
 ///   `413` over a limit, `422` when the issue itself is refused; every refusal lists what and where.
 /// - `DELETE /publish/{edicio_id}/{date}`: withdraws the issue (`200`, or `404` when none is visible).
-struct PublishEndpoint: Sendable {
-    let publisher: IssuePublisher
+package struct PublishEndpoint: Sendable {
+    package let publisher: IssuePublisher
     /// Largest upload body accepted.
-    var maxUploadBytes: Int64
-    var logger: Logger = Logger(label: "kiosk.publish")
+    package var maxUploadBytes: Int64
+    package var logger: Logger = Logger(label: "kiosk.publish")
 
-    init(publisher: IssuePublisher, maxUploadBytes: Int64, logger: Logger = Logger(label: "kiosk.publish")) {
+    package init(publisher: IssuePublisher, maxUploadBytes: Int64, logger: Logger = Logger(label: "kiosk.publish")) {
         self.publisher = publisher
         self.maxUploadBytes = maxUploadBytes
         self.logger = logger
     }
 
-    func publish(_ request: Request, publisherName: String, editionText: String?, dateText: String?) async throws -> Response {
+    package func publish(_ request: Request, publisherName: String, editionText: String?, dateText: String?) async throws -> Response {
         guard let editionID = editionText.flatMap({ Int($0) }), editionID > 0 else {
             throw KioskHTTPError.badRequest("The edition in the URL must be a positive number: /publish/{edicio_id}/{YYYY-MM-DD}.",
                                             closesConnection: !(await Self.drain(request.body)))
@@ -83,7 +84,7 @@ struct PublishEndpoint: Sendable {
         }
     }
 
-    func withdraw(_ request: Request, publisherName: String, editionText: String?, dateText: String?) async throws -> Response {
+    package func withdraw(_ request: Request, publisherName: String, editionText: String?, dateText: String?) async throws -> Response {
         guard let editionID = editionText.flatMap({ Int($0) }), editionID > 0, let date = dateText.flatMap({ IssueDate($0) }) else {
             throw KioskHTTPError.badRequest("Use /publish/{edicio_id}/{YYYY-MM-DD} with a positive edition number and a real day.")
         }
@@ -120,7 +121,7 @@ struct PublishEndpoint: Sendable {
         return (total, true)
     }
 
-    static func summary(_ result: PublishResult) -> String {
+    package static func summary(_ result: PublishResult) -> String {
         func quote(_ text: String) -> String { "\"" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\"" }
         return """
             {"edition": \(result.editionID), "date": "\(result.date)", "revision": \(result.revision), \
@@ -133,7 +134,7 @@ struct PublishEndpoint: Sendable {
 
     /// Reads and discards what is left of a refused request's body, up to 8 MiB, so that the answer reaches
     /// a client still sending and the connection stays usable. False when more was left: close instead.
-    static func drain(_ body: RequestBody, upTo limit: Int = 8 << 20) async -> Bool {
+    package static func drain(_ body: RequestBody, upTo limit: Int = 8 << 20) async -> Bool {
         var drained = 0
         do {
             for try await chunk in body {
@@ -146,7 +147,7 @@ struct PublishEndpoint: Sendable {
         }
     }
 
-    static func json(_ status: HTTPResponse.Status, _ body: String) -> Response {
+    package static func json(_ status: HTTPResponse.Status, _ body: String) -> Response {
         var buffer = ByteBufferAllocator().buffer(capacity: body.utf8.count)
         buffer.writeString(body)
         return Response(status: status, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: buffer))
@@ -155,10 +156,10 @@ struct PublishEndpoint: Sendable {
 
 /// `PUT` and `DELETE /publish/{edicio_id}/{date}`, answered by the endpoint `endpoint` returns for the
 /// request's context (so a configuration reload can swap it). The group authenticates publishers.
-struct PublishController: Sendable {
-    let endpoint: @Sendable (KioskRequestContext) -> PublishEndpoint
+package struct PublishController: Sendable {
+    package let endpoint: @Sendable (KioskRequestContext) -> PublishEndpoint
 
-    func addRoutes(to group: RouterGroup<KioskRequestContext>) {
+    package func addRoutes(to group: RouterGroup<KioskRequestContext>) {
         group.put("publish/{edicio_id}/{date}") { request, context in
             try await endpoint(context).publish(request, publisherName: context.authenticatedUser ?? "",
                                                 editionText: context.parameters.get("edicio_id"), dateText: context.parameters.get("date"))

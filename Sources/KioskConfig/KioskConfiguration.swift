@@ -5,189 +5,205 @@ import Yams
 /// The operator's configuration (`Config/kiosk.yaml`), as written in the file.
 ///
 /// Keys are snake_case in YAML. Relative paths are relative to the working directory.
-struct KioskConfiguration: Codable, Sendable, Equatable {
-    enum CodingKeys: String, CodingKey {
+package struct KioskConfiguration: Codable, Sendable, Equatable {
+    package enum CodingKeys: String, CodingKey {
         case server, limits, links, publishers, publications, apps, metrics
         case signIn = "sign_in", webKioskTokenLifetimeSeconds = "web_kiosk_token_lifetime_seconds"
         case secretFile = "secret_file", apiClients = "api_clients"
     }
 
-    var server = Server()
-    var limits = Limits()
-    var signIn = SignIn()
-    var links = Links()
-    var metrics = Metrics()
-    var webKioskTokenLifetimeSeconds = 300
-    var secretFile: String?
-    var apiClients: [Credential] = []
-    var publishers: [Credential] = []
-    var publications: [PublicationEntry] = []
-    var apps: [AppEntry] = []
+    package var server = Server()
+    package var limits = Limits()
+    package var signIn = SignIn()
+    package var links = Links()
+    package var metrics = Metrics()
+    package var webKioskTokenLifetimeSeconds = 300
+    package var secretFile: String?
+    package var apiClients: [Credential] = []
+    package var publishers: [Credential] = []
+    package var publications: [PublicationEntry] = []
+    package var apps: [AppEntry] = []
 
-    struct Server: Codable, Sendable, Equatable {
-        enum CodingKeys: String, CodingKey {
+    package init() {}
+
+    package struct Server: Codable, Sendable, Equatable {
+        package enum CodingKeys: String, CodingKey {
             case host, port, database, editions, samples, tls
             case publicURL = "public_url", idleTimeoutSeconds = "idle_timeout_seconds", jsonLogs = "json_logs"
             case rpcPaths = "rpc_paths"
         }
 
-        var host = "127.0.0.1"
-        var port = 8080
+        package var host = "127.0.0.1"
+        package var port = 8080
         /// Base of the links handed out, e.g. `https://kiosk.example.cat`; default `http://host:port`.
-        var publicURL: String?
-        var database = "data/kiosk.sqlite"
-        var editions = "Editions"
+        package var publicURL: String?
+        package var database = "data/kiosk.sqlite"
+        package var editions = "Editions"
         /// Sample issue folders published on first start into an empty database.
-        var samples: String?
-        var tls: TLS?
+        package var samples: String?
+        package var tls: TLS?
         /// Seconds an idle keep-alive connection stays open.
-        var idleTimeoutSeconds = 60
+        package var idleTimeoutSeconds = 60
         /// Emit logs as JSON lines.
-        var jsonLogs = false
+        package var jsonLogs = false
         /// Where XML-RPC is answered: `/RPC2` and the Joomla XML-RPC server's path the 2012 apps have compiled in.
-        var rpcPaths = ["/RPC2", "/xmlrpc/index.php", "/xmlrpc/", "/xmlrpc"]
+        package var rpcPaths = ["/RPC2", "/xmlrpc/index.php", "/xmlrpc/", "/xmlrpc"]
     }
 
-    struct TLS: Codable, Sendable, Equatable {
-        var certificate: String
-        var key: String
+    package struct TLS: Codable, Sendable, Equatable {
+        package var certificate: String
+        package var key: String
     }
 
-    struct Limits: Codable, Sendable, Equatable {
-        enum CodingKeys: String, CodingKey {
+    package struct Limits: Codable, Sendable, Equatable {
+        package enum CodingKeys: String, CodingKey {
             case maxBodyBytes = "max_body_bytes", maxUploadBytes = "max_upload_bytes"
             case databaseBusyTimeoutSeconds = "database_busy_timeout_seconds"
         }
 
-        var maxBodyBytes = 1 << 20
-        var maxUploadBytes = 2 << 30
-        var databaseBusyTimeoutSeconds = 5.0
+        package var maxBodyBytes = 1 << 20
+        package var maxUploadBytes = 2 << 30
+        package var databaseBusyTimeoutSeconds = 5.0
     }
 
-    struct SignIn: Codable, Sendable, Equatable {
-        enum CodingKeys: String, CodingKey {
+    package struct SignIn: Codable, Sendable, Equatable {
+        package enum CodingKeys: String, CodingKey {
             case maxFailures = "max_failures", windowSeconds = "window_seconds"
         }
 
-        var maxFailures = 5
-        var windowSeconds = 900
+        package var maxFailures = 5
+        package var windowSeconds = 900
     }
 
-    struct Links: Codable, Sendable, Equatable {
-        enum CodingKeys: String, CodingKey {
+    package struct Links: Codable, Sendable, Equatable {
+        package enum CodingKeys: String, CodingKey {
             case format, prefix
             case lifetimeSeconds = "lifetime_seconds"
         }
 
         /// `kiosk` (lighttpd mod_secdownload hmac-sha256 form) or `nginx` (secure_link md5 form).
-        var format = "kiosk"
-        var prefix = "/files"
-        var lifetimeSeconds = 3600
+        package var format = "kiosk"
+        package var prefix = "/files"
+        package var lifetimeSeconds = 3600
     }
 
     /// Who may scrape `GET /metrics`.
-    struct Metrics: Codable, Sendable, Equatable {
-        enum CodingKeys: String, CodingKey {
+    package struct Metrics: Codable, Sendable, Equatable {
+        package enum CodingKeys: String, CodingKey {
             case credentials
             case loopbackOnly = "loopback_only"
         }
 
         /// Only loopback clients (not forwarded by a proxy); nil: true unless credentials are given.
-        var loopbackOnly: Bool?
+        package var loopbackOnly: Bool?
         /// HTTP Basic accounts of scrapers; when given, a scrape must present one of them.
-        var credentials: [Credential] = []
+        package var credentials: [Credential] = []
 
-        var effectiveLoopbackOnly: Bool { loopbackOnly ?? credentials.isEmpty }
+        package var effectiveLoopbackOnly: Bool { loopbackOnly ?? credentials.isEmpty }
     }
 
     /// An HTTP Basic account: API client or publisher. Only a bcrypt hash of the password is kept.
-    struct Credential: Codable, Sendable, Equatable {
-        enum CodingKeys: String, CodingKey {
+    package struct Credential: Codable, Sendable, Equatable {
+        package enum CodingKeys: String, CodingKey {
             case username
             case passwordHash = "password_hash"
         }
 
-        var username: String
-        var passwordHash: String
+        package var username: String
+        package var passwordHash: String
+        package init(username: String, passwordHash: String) { self.username = username; self.passwordHash = passwordHash }
     }
 
-    struct PublicationEntry: Codable, Sendable, Equatable {
-        var id: Int
-        var name: String
-        var editions: [EditionEntry] = []
+    package struct PublicationEntry: Codable, Sendable, Equatable {
+        package var id: Int
+        package var name: String
+        package var editions: [EditionEntry] = []
+        package init(id: Int, name: String, editions: [EditionEntry] = []) { self.id = id; self.name = name; self.editions = editions }
     }
 
-    struct EditionEntry: Codable, Sendable, Equatable {
-        var id: Int
-        var name: String
-        var created: IssueDate
+    package struct EditionEntry: Codable, Sendable, Equatable {
+        package var id: Int
+        package var name: String
+        package var created: IssueDate
+        package init(id: Int, name: String, created: IssueDate) { self.id = id; self.name = name; self.created = created }
     }
 
-    struct AppEntry: Codable, Sendable, Equatable {
-        enum CodingKeys: String, CodingKey {
+    package struct AppEntry: Codable, Sendable, Equatable {
+        package enum CodingKeys: String, CodingKey {
             case key, name, lines
             case demoQuota = "demo_quota", webKiosk = "web_kiosk"
         }
 
-        var key: String
-        var name: String
-        var demoQuota = 0
-        var webKiosk: WebKioskEntry?
-        var lines: [LineEntry] = []
+        package var key: String
+        package var name: String
+        package var demoQuota = 0
+        package var webKiosk: WebKioskEntry?
+        package var lines: [LineEntry] = []
+
+        package init(key: String, name: String, demoQuota: Int = 0, webKiosk: WebKioskEntry? = nil, lines: [LineEntry] = []) {
+            self.key = key; self.name = name; self.demoQuota = demoQuota; self.webKiosk = webKiosk; self.lines = lines
+        }
     }
 
-    struct WebKioskEntry: Codable, Sendable, Equatable {
-        var baseURL: String
+    package struct WebKioskEntry: Codable, Sendable, Equatable {
+        package var baseURL: String
         /// Section name -> path, in the file's order (the first is the default unless `default_section` says).
-        var sections = OrderedPaths()
+        package var sections = OrderedPaths()
         /// Opened for an unknown or empty `seccioQ`.
-        var defaultSection: String?
+        package var defaultSection: String?
         /// Section name -> other names the apps send for it.
-        var aliases: [String: [String]] = [:]
-        enum CodingKeys: String, CodingKey {
+        package var aliases: [String: [String]] = [:]
+        package enum CodingKeys: String, CodingKey {
             case baseURL = "base_url", sections, aliases
             case defaultSection = "default_section"
+        }
+
+        package init(baseURL: String, sections: OrderedPaths = OrderedPaths(), defaultSection: String? = nil,
+                     aliases: [String: [String]] = [:]) {
+            self.baseURL = baseURL; self.sections = sections; self.defaultSection = defaultSection; self.aliases = aliases
         }
     }
 
     /// A YAML map of names to paths that keeps the file's order.
-    struct OrderedPaths: Codable, Sendable, Equatable {
-        struct Entry: Sendable, Equatable {
-            var name: String
-            var path: String
+    package struct OrderedPaths: Codable, Sendable, Equatable {
+        package struct Entry: Sendable, Equatable {
+            package var name: String
+            package var path: String
+            package init(name: String, path: String) { self.name = name; self.path = path }
         }
-        var entries: [Entry] = []
+        package var entries: [Entry] = []
 
         private struct Name: CodingKey {
-            var stringValue: String
-            var intValue: Int? { nil }
-            init(stringValue: String) { self.stringValue = stringValue }
-            init?(intValue: Int) { nil }
+            package var stringValue: String
+            package var intValue: Int? { nil }
+            package init(stringValue: String) { self.stringValue = stringValue }
+            package init?(intValue: Int) { nil }
         }
 
-        init(_ entries: [Entry] = []) { self.entries = entries }
+        package init(_ entries: [Entry] = []) { self.entries = entries }
 
-        init(from decoder: any Decoder) throws {
+        package init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: Name.self)
             entries = try container.allKeys.map { Entry(name: $0.stringValue, path: try container.decode(String.self, forKey: $0)) }
         }
 
-        func encode(to encoder: any Encoder) throws {
+        package func encode(to encoder: any Encoder) throws {
             var container = encoder.container(keyedBy: Name.self)
             for entry in entries { try container.encode(entry.path, forKey: Name(stringValue: entry.name)) }
         }
     }
 
-    struct LineEntry: Codable, Sendable, Equatable {
-        var edition: Int
-        var order: Int
-        var access: LineAccess
+    package struct LineEntry: Codable, Sendable, Equatable {
+        package var edition: Int
+        package var order: Int
+        package var access: LineAccess
+        package init(edition: Int, order: Int, access: LineAccess) { self.edition = edition; self.order = order; self.access = access }
     }
 }
 
 // Every key is optional in the file: a missing one keeps its default.
-extension KioskConfiguration {
-    init(from decoder: any Decoder) throws {
+package extension KioskConfiguration {
+    package init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         let defaults = KioskConfiguration()
         server = try c.decodeIfPresent(Server.self, forKey: .server) ?? defaults.server
@@ -205,8 +221,8 @@ extension KioskConfiguration {
     }
 }
 
-extension KioskConfiguration.Server {
-    init(from decoder: any Decoder) throws {
+package extension KioskConfiguration.Server {
+    package init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         let d = Self()
         host = try c.decodeIfPresent(String.self, forKey: .host) ?? d.host
@@ -222,8 +238,8 @@ extension KioskConfiguration.Server {
     }
 }
 
-extension KioskConfiguration.Limits {
-    init(from decoder: any Decoder) throws {
+package extension KioskConfiguration.Limits {
+    package init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         let d = Self()
         maxBodyBytes = try c.decodeIfPresent(Int.self, forKey: .maxBodyBytes) ?? d.maxBodyBytes
@@ -233,8 +249,8 @@ extension KioskConfiguration.Limits {
     }
 }
 
-extension KioskConfiguration.SignIn {
-    init(from decoder: any Decoder) throws {
+package extension KioskConfiguration.SignIn {
+    package init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         let d = Self()
         maxFailures = try c.decodeIfPresent(Int.self, forKey: .maxFailures) ?? d.maxFailures
@@ -242,8 +258,8 @@ extension KioskConfiguration.SignIn {
     }
 }
 
-extension KioskConfiguration.Links {
-    init(from decoder: any Decoder) throws {
+package extension KioskConfiguration.Links {
+    package init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         let d = Self()
         format = try c.decodeIfPresent(String.self, forKey: .format) ?? d.format
@@ -252,8 +268,8 @@ extension KioskConfiguration.Links {
     }
 }
 
-extension KioskConfiguration.WebKioskEntry {
-    init(from decoder: any Decoder) throws {
+package extension KioskConfiguration.WebKioskEntry {
+    package init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         baseURL = try c.decode(String.self, forKey: .baseURL)
         sections = try c.decodeIfPresent(KioskConfiguration.OrderedPaths.self, forKey: .sections) ?? .init()
@@ -262,8 +278,8 @@ extension KioskConfiguration.WebKioskEntry {
     }
 }
 
-extension KioskConfiguration.Metrics {
-    init(from decoder: any Decoder) throws {
+package extension KioskConfiguration.Metrics {
+    package init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         loopbackOnly = try c.decodeIfPresent(Bool.self, forKey: .loopbackOnly)
         credentials = try c.decodeIfPresent([KioskConfiguration.Credential].self, forKey: .credentials) ?? []
@@ -271,19 +287,20 @@ extension KioskConfiguration.Metrics {
 }
 
 /// A configuration problem, naming the file, the key and what is wrong.
-struct ConfigurationError: Error, CustomStringConvertible {
-    var file: String
-    var key: String
-    var problem: String
-    var description: String { "\(file): \(key.isEmpty ? "" : "\(key): ")\(problem)" }
+package struct ConfigurationError: Error, CustomStringConvertible {
+    package var file: String
+    package var key: String
+    package var problem: String
+    package var description: String { "\(file): \(key.isEmpty ? "" : "\(key): ")\(problem)" }
+    package init(file: String, key: String, problem: String) { self.file = file; self.key = key; self.problem = problem }
 }
 
-extension KioskConfiguration {
+package extension KioskConfiguration {
     /// The repository's configuration, used when no `--config` is given.
-    static let defaultPath = "Config/kiosk.yaml"
+    package static let defaultPath = "Config/kiosk.yaml"
 
     /// Reads and validates a configuration file; every problem names the file and the key.
-    static func load(from path: String) throws -> KioskConfiguration {
+    package static func load(from path: String) throws -> KioskConfiguration {
         let text: String
         do {
             text = try String(contentsOfFile: path, encoding: .utf8)
@@ -307,7 +324,7 @@ extension KioskConfiguration {
         return configuration
     }
 
-    func validate(file: String) throws {
+    package func validate(file: String) throws {
         func fail(_ key: String, _ problem: String) -> ConfigurationError {
             ConfigurationError(file: file, key: key, problem: problem)
         }
@@ -339,7 +356,7 @@ extension KioskConfiguration {
                 guard seen.insert(credential.username).inserted else {
                     throw fail("\(key).username", "\"\(credential.username)\" is listed twice")
                 }
-                guard PasswordHashing.isBcryptHash(credential.passwordHash) else {
+                guard case .bcrypt? = StoredPasswordHash(credential.passwordHash) else {
                     throw fail("\(key).password_hash", "must be a bcrypt hash ($2a$/$2b$/$2y$); make one with `KioskServer hash-password`")
                 }
             }
@@ -392,7 +409,7 @@ extension KioskConfiguration {
     }
 
     /// The configured XML-RPC paths as the router matches them: without a trailing `/`, each once.
-    var rpcRoutes: [String] {
+    package var rpcRoutes: [String] {
         var seen = Set<String>()
         return server.rpcPaths.compactMap { path in
             let route = path.count > 1 && path.hasSuffix("/") ? String(path.dropLast()) : path
@@ -401,7 +418,7 @@ extension KioskConfiguration {
     }
 
     /// The catalogue part, in domain terms.
-    var catalogue: Catalogue {
+    package var catalogue: Catalogue {
         Catalogue(
             publications: publications.map { Publication(id: $0.id, name: $0.name) },
             editions: publications.flatMap { publication in
@@ -415,7 +432,7 @@ extension KioskConfiguration {
             })
     }
 
-    var webKiosks: [String: WebKiosk] {
+    package var webKiosks: [String: WebKiosk] {
         Dictionary(uniqueKeysWithValues: apps.compactMap { app in
             app.webKiosk.map { entry in
                 (app.key, WebKiosk(
@@ -428,14 +445,14 @@ extension KioskConfiguration {
         })
     }
 
-    var publicURL: String {
+    package var publicURL: String {
         let url = server.publicURL ?? "http://\(server.host.contains(":") ? "[\(server.host)]" : server.host):\(server.port)"
         return url.hasSuffix("/") ? String(url.dropLast()) : url
     }
 }
 
-extension KioskConfiguration.WebKioskEntry {
-    func validate(key: String, _ fail: (String, String) -> ConfigurationError) throws {
+package extension KioskConfiguration.WebKioskEntry {
+    package func validate(key: String, _ fail: (String, String) -> ConfigurationError) throws {
         guard baseURL.hasPrefix("http://") || baseURL.hasPrefix("https://") else {
             throw fail("\(key).base_url", "must start with http:// or https://")
         }
@@ -461,8 +478,8 @@ extension KioskConfiguration.WebKioskEntry {
     }
 }
 
-extension ConfigurationError {
-    init(decoding error: DecodingError, file: String) {
+package extension ConfigurationError {
+    package init(decoding error: DecodingError, file: String) {
         func path(_ codingPath: [any CodingKey]) -> String {
             codingPath.reduce(into: "") { text, key in
                 if let index = key.intValue { text += "[\(index)]" } else { text += (text.isEmpty ? "" : ".") + key.stringValue }

@@ -1,27 +1,28 @@
 import Foundation
 import Hummingbird
 import KioskModels
+import KioskConfig
 
 /// `GET /sso/verify?hash=…`: the web kiosk checks a `hashQuiosc` hash and learns who it names.
-struct SSOController {
-    struct VerifiedUser: ResponseEncodable {
-        var id: Int
-        var username: String
-        var name: String
-        var email: String
-        var editions: [SubscribedEdition]
+package struct SSOController {
+    package struct VerifiedUser: ResponseEncodable {
+        package var id: Int
+        package var username: String
+        package var name: String
+        package var email: String
+        package var editions: [SubscribedEdition]
     }
 
-    struct SubscribedEdition: Codable {
-        var id: Int
-        var until: String
+    package struct SubscribedEdition: Codable {
+        package var id: Int
+        package var until: String
     }
 
-    func addRoutes(to group: RouterGroup<KioskRequestContext>) {
+    package func addRoutes(to group: RouterGroup<KioskRequestContext>) {
         group.get("/sso/verify", use: verify)
     }
 
-    @Sendable func verify(_ request: Request, context: KioskRequestContext) async throws -> Response {
+    @Sendable package func verify(_ request: Request, context: KioskRequestContext) async throws -> Response {
         let environment = context.environment
         let service = environment.service
         guard let hash = request.uri.queryParameters.get("hash"),

@@ -1,0 +1,33 @@
+import KioskModels
+import KioskRPC
+import NIOConcurrencyHelpers
+import XMLRPC
+import KioskConfig
+
+/// Everything derived from one loaded configuration. Replaced whole on reload (SIGHUP).
+package struct KioskRuntime: Sendable {
+    package let configuration: KioskConfiguration
+    package let environment: KioskRPCEnvironment
+    package let dispatcher: XMLRPCDispatcher<KioskRequestContext>
+    package let apiClients: BasicAuthenticator
+    package let publishers: BasicAuthenticator
+    /// Signed file links (`links.prefix`).
+    package let delivery: FileDelivery
+    /// `PUT`/`DELETE /publish/…`.
+    package let publishing: PublishEndpoint
+
+    package init(configuration: KioskConfiguration, environment: KioskRPCEnvironment,
+                 dispatcher: XMLRPCDispatcher<KioskRequestContext>, apiClients: BasicAuthenticator,
+                 publishers: BasicAuthenticator, delivery: FileDelivery, publishing: PublishEndpoint) {
+        self.configuration = configuration; self.environment = environment; self.dispatcher = dispatcher
+        self.apiClients = apiClients; self.publishers = publishers; self.delivery = delivery; self.publishing = publishing
+    }
+}
+
+/// The runtime in force; requests read it once, reloads swap it.
+package final class RuntimeBox: Sendable {
+    private let box: NIOLockedValueBox<KioskRuntime>
+    package init(_ runtime: KioskRuntime) { box = NIOLockedValueBox(runtime) }
+    package var runtime: KioskRuntime { box.withLockedValue { $0 } }
+    package func replace(with runtime: KioskRuntime) { box.withLockedValue { $0 = runtime } }
+}
