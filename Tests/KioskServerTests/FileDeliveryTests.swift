@@ -187,7 +187,9 @@ import Testing
 
             let published = try await client.execute(uri: "/publish/1/2025-06-30", method: .put, headers: auth, body: body)
             #expect(published.status == .created, "\(String(buffer: published.body))")
-            #expect(String(buffer: published.body).contains("\"revision\": 2, \"replaced_revision\": 1, \"pages\": 4"))
+            let summary = try JSONSerialization.jsonObject(with: Data(buffer: published.body)) as? [String: Any]
+            #expect(summary?["revision"] as? Int == 2 && summary?["replaced_revision"] as? Int == 1 && summary?["pages"] as? Int == 4,
+                    "\(String(buffer: published.body))")
             let contents = try #require(try await fixture.store.issueContents(editionID: 1, date: Self.day))
             #expect(contents.pages.count == 4)
             #expect(fixture.bytes(contents.pages[3].files.jpgA) == Array(FileManager.default.contents(atPath: issue + "/jpgA/004.jpg")!))

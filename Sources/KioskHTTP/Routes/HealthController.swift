@@ -86,15 +86,18 @@ package struct HealthController {
     /// `200` with the checks as JSON, or `503` (`KioskHTTPError.notReady`) with the same report.
     package static func report(_ checks: [Check]) throws -> Response {
         let failed = checks.filter { $0.failure != nil }
-        var object: [String: Any] = ["status": failed.isEmpty ? "ready" : "not ready"]
-        object["checks"] = Dictionary(uniqueKeysWithValues: checks.map { ($0.name, $0.failure.map { "failed: \($0)" } ?? "ok") })
-        if !failed.isEmpty { object["failed"] = failed.map(\.name) }
-        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
-        var buffer = ByteBufferAllocator().buffer(capacity: data.count + 1)
-        buffer.writeBytes(data)
-        buffer.writeString("\n")
-        guard failed.isEmpty else { throw KioskHTTPError.notReady(json: buffer) }
-        return Response(status: .ok, headers: [.contentType: "application/json", .cacheControl: "no-store"],
-                        body: ResponseBody(byteBuffer: buffer))
+        let report = Report(
+            status: failed.isEmpty ? "ready" : "not ready",
+            checks: Dictionary(uniqueKeysWithValues: checks.map { ($0.name, $0.failure.map { "failed: \($0)" } ?? "ok") }),
+            failed: failed.isEmpty ? nil : failed.map(\.name))
+        guard failed.isEmpty else { throw KioskHTTPError.notReady(json: try JSONResponse.bytes(report)) }
+        return try JSONResponse.response(.ok, report, headers: [.cacheControl: "no-store"])
+    }
+
+    /// The readiness answer: `status`, each check's `ok` or `failed: …`, and the names that failed.
+    package struct Report: Encodable {
+        package var status: String
+        package var checks: [String: String]
+        package var failed: [String]?
     }
 }

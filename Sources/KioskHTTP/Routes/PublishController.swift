@@ -70,7 +70,7 @@ package struct PublishEndpoint: Sendable {
             upload.remove()
             logger.notice("published over HTTP", metadata: ["publisher": .string(publisherName), "edition": .stringConvertible(editionID),
                                                            "date": .stringConvertible(date), "revision": .stringConvertible(result.revision)])
-            return Self.json(.created, Self.summary(result))
+            return try JSONResponse.response(.created, Summary(result))
         } catch let error as SystemError where error.isOutOfSpace {
             upload.remove()
             logger.error("publish failed: the editions disk is full", metadata: ["error": .string(error.description)])
@@ -91,8 +91,8 @@ package struct PublishEndpoint: Sendable {
         let withdrawn = try await publisher.withdraw(editionID: editionID, date: date)
         logger.notice("withdraw over HTTP", metadata: ["publisher": .string(publisherName), "edition": .stringConvertible(editionID),
                                                       "date": .stringConvertible(date), "withdrawn": .stringConvertible(withdrawn)])
-        return Self.json(withdrawn ? .ok : .notFound,
-                         "{\"edition\": \(editionID), \"date\": \"\(date)\", \"withdrawn\": \(withdrawn)}\n")
+        return try JSONResponse.response(withdrawn ? .ok : .notFound,
+                                         Withdrawal(edition: editionID, date: date.description, withdrawn: withdrawn))
     }
 
     /// Streams the body to the upload file in 1 MiB writes on the thread pool. Past the limit it stops
@@ -121,15 +121,51 @@ package struct PublishEndpoint: Sendable {
         return (total, true)
     }
 
-    package static func summary(_ result: PublishResult) -> String {
-        func quote(_ text: String) -> String { "\"" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\"" }
-        return """
-            {"edition": \(result.editionID), "date": "\(result.date)", "revision": \(result.revision), \
-            "replaced_revision": \(result.replacedRevision.map(String.init) ?? "null"), "pages": \(result.pages), \
-            "bytes": \(result.bytes), "bundle": {"path": \(quote(result.bundle.path)), "size": \(result.bundle.size), \
-            "sha256": "\(result.bundle.sha256)"}, "seconds": \(String(format: "%.3f", result.seconds))}
+    /// The `201` answer: what was published (`replaced_revision` is `null` for a first publication).
+    package struct Summary: Encodable {
+        struct Bundle: Encodable {
+            var path: String
+            var size: Int64
+            var sha256: String
+        }
+        var edition: Int
+        var date: String
+        var revision: Int
+        var replacedRevision: Int?
+        var pages: Int
+        var bytes: Int64
+        var bundle: Bundle
+        var seconds: Double
 
-            """
+        init(_ result: PublishResult) {
+            edition = result.editionID; date = result.date.description; revision = result.revision
+            replacedRevision = result.replacedRevision; pages = result.pages; bytes = result.bytes
+            bundle = Bundle(path: result.bundle.path, size: result.bundle.size, sha256: result.bundle.sha256)
+            seconds = (result.seconds * 1000).rounded() / 1000
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case edition, date, revision, replacedRevision = "replaced_revision", pages, bytes, bundle, seconds
+        }
+
+        package func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(edition, forKey: .edition)
+            try container.encode(date, forKey: .date)
+            try container.encode(revision, forKey: .revision)
+            try container.encode(replacedRevision, forKey: .replacedRevision)   // null when none
+            try container.encode(pages, forKey: .pages)
+            try container.encode(bytes, forKey: .bytes)
+            try container.encode(bundle, forKey: .bundle)
+            try container.encode(seconds, forKey: .seconds)
+        }
+    }
+
+    /// The `DELETE` answer.
+    package struct Withdrawal: Encodable {
+        var edition: Int
+        var date: String
+        var withdrawn: Bool
     }
 
     /// Reads and discards what is left of a refused request's body, up to 8 MiB, so that the answer reaches
@@ -147,11 +183,6 @@ package struct PublishEndpoint: Sendable {
         }
     }
 
-    package static func json(_ status: HTTPResponse.Status, _ body: String) -> Response {
-        var buffer = ByteBufferAllocator().buffer(capacity: body.utf8.count)
-        buffer.writeString(body)
-        return Response(status: status, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: buffer))
-    }
 }
 
 /// `PUT` and `DELETE /publish/{edicio_id}/{date}`, answered by the endpoint `endpoint` returns for the

@@ -177,33 +177,64 @@ enum StatisticsReport {
     // MARK: json
 
     static func json(_ s: KioskStatistics) -> String {
-        var filters: [String: Any] = [:]
-        filters["from"] = s.query.from?.description ?? NSNull()
-        filters["to"] = s.query.to?.description ?? NSNull()
-        filters["app"] = s.query.appKey ?? NSNull()
-        filters["edition"] = s.query.editionID ?? NSNull()
-        let object: [String: Any] = [
-            "filters": filters,
-            "total_downloads": s.totalDownloads,
-            "by_edition_day": s.byEditionAndDay.map {
-                ["day": $0.day.description, "edition_id": $0.editionID, "edition": $0.editionName, "downloads": $0.downloads] as [String: Any]
-            },
-            "by_app": s.byApp.map { ["app": $0.appKey, "name": $0.appName, "downloads": $0.downloads] as [String: Any] },
-            "by_os": s.byOS.map { ["os": $0.os, "downloads": $0.downloads] as [String: Any] },
-            "demos": s.demos.map {
-                ["app": $0.appKey, "name": $0.appName, "devices": $0.devices, "grants": $0.grants, "used": $0.used,
-                 "converted": $0.converted, "conversion_rate": ($0.conversionRate * 10_000).rounded() / 10_000] as [String: Any]
-            },
-            "active_devices": s.activeDevices.map {
-                ["day": $0.day.description, "app": $0.appKey, "name": $0.appName, "devices": $0.devices] as [String: Any]
-            },
-            "legacy_password_hashes": s.legacyPasswordHashes,
-            "top_issues": s.topIssues.enumerated().map {
-                ["rank": $0.offset + 1, "edition_id": $0.element.editionID, "edition": $0.element.editionName,
-                 "date": $0.element.date.description, "downloads": $0.element.downloads] as [String: Any]
-            },
-        ]
-        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])) ?? Data()
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        encoder.keyEncodingStrategy = .convertToSnakeCase
+        let data = (try? encoder.encode(Document(s))) ?? Data()
         return String(decoding: data, as: UTF8.self) + "\n"
+    }
+
+    /// The `--format json` document; absent filters are `null`.
+    struct Document: Encodable {
+        struct Filters: Encodable {
+            var from: String?, to: String?, app: String?, edition: Int?
+            func encode(to encoder: any Encoder) throws {
+                var container = encoder.container(keyedBy: CodingKeys.self)
+                try container.encode(from, forKey: .from)
+                try container.encode(to, forKey: .to)
+                try container.encode(app, forKey: .app)
+                try container.encode(edition, forKey: .edition)
+            }
+            enum CodingKeys: CodingKey { case from, to, app, edition }
+        }
+        struct EditionDay: Encodable { var day: String, editionID: Int, edition: String, downloads: Int }
+        struct App: Encodable { var app: String, name: String, downloads: Int }
+        struct OS: Encodable { var os: String, downloads: Int }
+        struct Demos: Encodable { var app: String, name: String, devices: Int, grants: Int, used: Int, converted: Int, conversionRate: Double }
+        struct ActiveDevices: Encodable { var day: String, app: String, name: String, devices: Int }
+        struct Issue: Encodable { var rank: Int, editionID: Int, edition: String, date: String, downloads: Int }
+
+        var filters: Filters
+        var totalDownloads: Int
+        var byEditionDay: [EditionDay]
+        var byApp: [App]
+        var byOS: [OS]
+        var demos: [Demos]
+        var activeDevices: [ActiveDevices]
+        var legacyPasswordHashes: Int
+        var topIssues: [Issue]
+
+        init(_ s: KioskStatistics) {
+            filters = Filters(from: s.query.from?.description, to: s.query.to?.description, app: s.query.appKey,
+                              edition: s.query.editionID)
+            totalDownloads = s.totalDownloads
+            byEditionDay = s.byEditionAndDay.map {
+                EditionDay(day: $0.day.description, editionID: $0.editionID, edition: $0.editionName, downloads: $0.downloads)
+            }
+            byApp = s.byApp.map { App(app: $0.appKey, name: $0.appName, downloads: $0.downloads) }
+            byOS = s.byOS.map { OS(os: $0.os, downloads: $0.downloads) }
+            demos = s.demos.map {
+                Demos(app: $0.appKey, name: $0.appName, devices: $0.devices, grants: $0.grants, used: $0.used,
+                      converted: $0.converted, conversionRate: ($0.conversionRate * 10_000).rounded() / 10_000)
+            }
+            activeDevices = s.activeDevices.map {
+                ActiveDevices(day: $0.day.description, app: $0.appKey, name: $0.appName, devices: $0.devices)
+            }
+            legacyPasswordHashes = s.legacyPasswordHashes
+            topIssues = s.topIssues.enumerated().map {
+                Issue(rank: $0.offset + 1, editionID: $0.element.editionID, edition: $0.element.editionName,
+                      date: $0.element.date.description, downloads: $0.element.downloads)
+            }
+        }
     }
 }

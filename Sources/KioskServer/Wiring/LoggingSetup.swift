@@ -35,7 +35,7 @@ struct JSONLogHandler: LogHandler {
         for (key, value) in metadata.merging(event.metadata ?? [:], uniquingKeysWith: { $1 }) {
             object[key] = value.description
         }
-        guard var data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) else { return }
+        guard var data = try? JSONResponse.encoder.encode(object) else { return }
         data.append(0x0A)
         FileHandle.standardError.write(data)
     }
