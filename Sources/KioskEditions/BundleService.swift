@@ -5,6 +5,12 @@ import Crypto
 import KioskModels
 import Logging
 
+/// What the bundle service reports as it works; metrics plug in here.
+public protocol BundleObserver: Sendable {
+    /// This process built the bundle at `path` (rather than finding one another builder left) in `duration`.
+    func bundleBuilt(path: String, bytes: Int64, duration: Duration)
+}
+
 /// Gives each issue's bundle, building it when missing by exactly one builder: within the process,
 /// concurrent requesters of the same issue await the same build; across processes, builders take an
 /// `flock` on the revision folder's `.bundle.lock` and the second one finds the first one's file.
@@ -17,13 +23,15 @@ public actor BundleService: IssueBundles {
     private let registry: any IssueRegistry
     private let options: BundleOptions
     private let logger: Logger
+    private let observer: (any BundleObserver)?
     private var inFlight: [Key: Task<(BundleInfo, fresh: Bool), any Error>] = [:]
     /// Builds actually run by this process (for tests and metrics).
     public private(set) var buildCount = 0
 
     public init(directory: EditionsDirectory, registry: any IssueRegistry, options: BundleOptions = BundleOptions(),
-                logger: Logger = Logger(label: "kiosk.bundles")) {
+                logger: Logger = Logger(label: "kiosk.bundles"), observer: (any BundleObserver)? = nil) {
         self.directory = directory; self.registry = registry; self.options = options; self.logger = logger
+        self.observer = observer
     }
 
     /// The issue's bundle: the recorded one when its file is there with the recorded size, otherwise
@@ -41,7 +49,7 @@ public actor BundleService: IssueBundles {
                                            revision: contents.revision)
         let pages = contents.pages.map { BundleManifest.Page(number: $0.number, section: $0.section) }
         logger.info("bundle missing: building it", metadata: ["path": .string(path)])
-        let task = Task { [directory, options, registry, logger] () throws -> (BundleInfo, fresh: Bool) in
+        let task = Task { [directory, options, registry, logger, observer] () throws -> (BundleInfo, fresh: Bool) in
             let start = FS.monotonic()
             let (built, fresh) = try await Blocking.run {
                 try Self.buildLocked(directory: directory, header: header, pages: pages, options: options)
@@ -49,9 +57,11 @@ public actor BundleService: IssueBundles {
             let info = BundleInfo(path: path, size: built.size, sha256: built.sha256)
             try await registry.setBundle(editionID: header.editionID, date: header.date, revision: header.revision, bundle: info)
             if fresh {
+                let seconds = FS.monotonic() - start
+                observer?.bundleBuilt(path: path, bytes: built.size, duration: .nanoseconds(Int64(seconds * 1e9)))
                 logger.info("bundle built on demand", metadata: [
                     "path": .string(path), "bytes": .stringConvertible(built.size),
-                    "seconds": .string(String(format2(FS.monotonic() - start))),
+                    "seconds": .string(String(format2(seconds))),
                 ])
             }
             return (info, fresh)

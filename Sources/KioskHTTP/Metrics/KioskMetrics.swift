@@ -1,3 +1,4 @@
+import KioskEditions
 import KioskRPC
 import NIOConcurrencyHelpers
 import Prometheus
@@ -19,8 +20,6 @@ package final class KioskMetrics: Sendable {
     package let httpConnectionsTotal: Counter
     package let bundleBuilds: Counter
     package let bundleBuildDuration: DurationHistogram
-    /// Builds of each `BundleService` already counted (see `InstrumentedIssueBundles`).
-    package let bundleBuildsSeen = BundleBuildsSeen()
 
     private let xmlrpcRequests: Family<Counter>
     private let xmlrpcDuration: Family<DurationHistogram>
@@ -221,4 +220,9 @@ extension Family where Metric == DurationHistogram {
 /// it first); the unknown section name itself is logged, never used as a label.
 extension KioskMetrics: KioskRPCObserver {
     package func unknownSection(appKey: String, section: String) { unknownSection(appKey: appKey) }
+}
+
+/// Bundle builds, counted and timed as the bundle service reports them.
+extension KioskMetrics: BundleObserver {
+    package func bundleBuilt(path: String, bytes: Int64, duration: Duration) { bundleBuilt(duration: duration) }
 }

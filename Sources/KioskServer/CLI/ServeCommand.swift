@@ -46,7 +46,7 @@ struct ServeCommand: AsyncParsableCommand {
         let secrets = try Secrets.load(configuration: configuration, databasePath: configuration.server.database, logger: logger)
         let metrics = KioskMetrics()
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: metrics.registry))   // once per process: here
-        let editions = try EditionsServices(configuration: configuration, store: store, logger: logger)
+        let editions = try EditionsServices(configuration: configuration, store: store, logger: logger, bundleObserver: metrics)
         try await editions.cleanUp()
         try await editions.publishSamplesIfEmpty(configuration)
         var factory = RuntimeFactory(store: store, editions: editions, secrets: secrets, logger: logger)

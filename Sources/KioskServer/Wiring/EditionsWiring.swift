@@ -15,9 +15,9 @@ struct EditionsServices: Sendable {
     let store: SQLiteKioskStore
     let logger: Logger
 
-    init(configuration: KioskConfiguration, store: SQLiteKioskStore, logger: Logger) throws {
+    init(configuration: KioskConfiguration, store: SQLiteKioskStore, logger: Logger, bundleObserver: (any BundleObserver)? = nil) throws {
         self.directory = try EditionsDirectory(path: configuration.server.editions)
-        self.bundles = BundleService(directory: directory, registry: store, logger: logger)
+        self.bundles = BundleService(directory: directory, registry: store, logger: logger, observer: bundleObserver)
         self.store = store
         self.logger = logger
     }

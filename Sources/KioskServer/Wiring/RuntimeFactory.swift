@@ -31,7 +31,7 @@ struct RuntimeFactory: Sendable {
         delivery.now = now
         let environment = KioskRPCEnvironment(
             service: service, links: links,
-            bundles: metrics.map { InstrumentedIssueBundles(editions.bundles, metrics: $0) as any IssueBundles } ?? editions.bundles,
+            bundles: editions.bundles,
             webKiosks: configuration.webKiosks, webKioskTokens: WebKioskTokenSigner(secret: secrets.webKioskKey),
             webKioskTokenLifetime: configuration.webKioskTokenLifetimeSeconds,
             observer: metrics ?? UnobservedKioskRPC())
