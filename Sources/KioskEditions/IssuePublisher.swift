@@ -48,13 +48,16 @@ public struct IssuePublisher: Sendable {
     /// The publication's name for the bundle's `edicio.xml` (`titol`), by publication id.
     public let publicationName: @Sendable (Int) async throws -> String?
     public let logger: Logger
+    /// When publications and withdrawals happen.
+    public let clock: any KioskClock
 
     public init(directory: EditionsDirectory, registry: any IssueRegistry, limits: PublishLimits = PublishLimits(),
                 bundleOptions: BundleOptions = BundleOptions(),
                 publicationName: @escaping @Sendable (Int) async throws -> String?,
-                logger: Logger = Logger(label: "kiosk.publish")) {
+                logger: Logger = Logger(label: "kiosk.publish"), clock: any KioskClock = SystemClock()) {
         self.directory = directory; self.registry = registry; self.limits = limits
         self.bundleOptions = bundleOptions; self.publicationName = publicationName; self.logger = logger
+        self.clock = clock
     }
 
     /// A checked file of the publish folder, on its way to `<kind>/NNN.<ext>`.
@@ -71,8 +74,7 @@ public struct IssuePublisher: Sendable {
     /// Publishes the issue in `folder` as (`editionID`, `date`). `progress` is called from a worker
     /// thread, at most ten times a second and at each phase change.
     public func publish(editionID: Int, date: IssueDate, from folder: String,
-                        progress: (@Sendable (PublishProgress) -> Void)? = nil,
-                        now: Int64? = nil) async throws -> PublishResult {
+                        progress: (@Sendable (PublishProgress) -> Void)? = nil) async throws -> PublishResult {
         let started = FS.monotonic()
         guard let edition = try await registry.edition(id: editionID) else {
             throw PublishRejected("edition \(editionID) is not in the catalogue; add it to the configuration first")
@@ -114,7 +116,7 @@ public struct IssuePublisher: Sendable {
         let replaced: Int?
         do {
             replaced = try await registry.publishIssue(editionID: editionID, date: date, revision: revision, pages: pages,
-                                                       bundle: bundle, at: now ?? FS.now())
+                                                       bundle: bundle, at: clock.now)
         } catch {
             // Not recorded: the renamed folder must not stay.
             try? await Blocking.run { try FS.removeTree(directory.absolute(revisionPath)) }
@@ -144,8 +146,8 @@ public struct IssuePublisher: Sendable {
 
     /// Hides a published issue from readers; its files stay until it is republished. False when there
     /// was no visible issue.
-    public func withdraw(editionID: Int, date: IssueDate, now: Int64? = nil) async throws -> Bool {
-        let withdrawn = try await registry.withdrawIssue(editionID: editionID, date: date, at: now ?? FS.now())
+    public func withdraw(editionID: Int, date: IssueDate) async throws -> Bool {
+        let withdrawn = try await registry.withdrawIssue(editionID: editionID, date: date, at: clock.now)
         if withdrawn {
             logger.info("issue withdrawn", metadata: ["edition": .stringConvertible(editionID), "date": .stringConvertible(date)])
         }

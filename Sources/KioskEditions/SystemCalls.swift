@@ -215,7 +215,6 @@ enum FS {
     }
 
     /// Unix time now, in seconds.
-    static func now() -> Int64 { Int64(time(nil)) }
 
     /// Monotonic seconds, for rates.
     static func monotonic() -> Double {

@@ -4,13 +4,12 @@ public struct KioskService: Sendable {
     public let identityKeys: IdentityKeyIssuer
     public let passwords: any PasswordHasher
     public let signInPolicy: SignInPolicy
-    /// Unix time in seconds.
-    public let now: @Sendable () -> Int64
+    public let clock: any KioskClock
 
     public init(store: any KioskStore, identityKeys: IdentityKeyIssuer, passwords: any PasswordHasher,
-                signInPolicy: SignInPolicy, now: @escaping @Sendable () -> Int64) {
+                signInPolicy: SignInPolicy, clock: any KioskClock = SystemClock()) {
         self.store = store; self.identityKeys = identityKeys; self.passwords = passwords
-        self.signInPolicy = signInPolicy; self.now = now
+        self.signInPolicy = signInPolicy; self.clock = clock
     }
 
     // MARK: Catalogue
@@ -36,7 +35,7 @@ public struct KioskService: Sendable {
     /// Active devices are counted by the key they present, per app and day.
     private func noteSeen(appKey: String, identityKey: String) {
         guard !identityKey.isEmpty else { return }
-        store.recordActivity(appKey: appKey, identityKey: String(decoding: identityKey.utf8.prefix(200), as: UTF8.self), at: now())
+        store.recordActivity(appKey: appKey, identityKey: String(decoding: identityKey.utf8.prefix(200), as: UTF8.self), at: clock.now)
     }
 
     /// `getEdicio`: the contents when the identity behind `identityKey` is entitled; records the download.
@@ -51,7 +50,7 @@ public struct KioskService: Sendable {
         }
         let identity = identityKey.isEmpty ? nil : try await store.identity(key: identityKey)
         let trusted = identity.flatMap { $0.appKey == appKey ? $0 : nil }
-        let time = now()
+        let time = clock.now
         if offered.line.access != .free {
             guard let trusted else { throw KioskError.invalidIdentity }
             let subscriptions = trusted.userID == 0 ? [] : try await store.subscriptions(userID: trusted.userID)
@@ -97,7 +96,7 @@ public struct KioskService: Sendable {
         let identity = DeviceIdentity(
             key: identityKeys.key(appKey: appKey, deviceKey: deviceKey, userID: user?.id ?? 0),
             appKey: appKey, deviceKey: deviceKey, userID: user?.id ?? 0, deviceInfo: deviceInfo, os: os)
-        try await store.saveIdentity(identity, at: now(), retiringImported: true)
+        try await store.saveIdentity(identity, at: clock.now, retiringImported: true)
         noteSeen(appKey: appKey, identityKey: identity.key)
         return try await registration(identity: identity, user: user)
     }
@@ -123,7 +122,7 @@ public struct KioskService: Sendable {
             identity.os = os.isEmpty ? known.os : os
             user = known.userID == 0 ? nil : try await store.user(id: known.userID)
         }
-        let time = now()
+        let time = clock.now
         try await store.saveIdentity(identity, at: time, retiringImported: false)
         noteSeen(appKey: appKey, identityKey: identity.key)
         let quota = DemoQuota.effective(appQuota: app.demoQuota, clientMaximum: clientMaximum)
@@ -142,7 +141,7 @@ public struct KioskService: Sendable {
     /// Checks credentials under the lock-out policy; the same answer and cost for unknown users and wrong
     /// passwords. A legacy hash that matches is replaced by bcrypt before the sign-in is answered.
     private func signIn(username: String, password: String, deviceKey: String?) async throws -> User {
-        let time = now()
+        let time = clock.now
         let failures = try await store.signInFailures(
             username: username, deviceKey: deviceKey, since: time - Int64(signInPolicy.windowSeconds))
         if signInPolicy.isLockedOut(failures: max(failures.username, failures.device)) {

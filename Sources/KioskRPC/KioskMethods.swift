@@ -53,7 +53,7 @@ public enum KioskMethods {
         let appKey = try params.string(0, "appkey")
         let identityKey = try params.string(1, "idenkey")
         let listings = try await env.service.editions(appKey: appKey, identityKey: identityKey)
-        let now = env.service.now()
+        let now = env.service.clock.now
         return .array(listings.map { listing in
             var members = editionMembers(listing.offered, date: listing.newest.date)
             members.insert(XMLRPCMember("ordre", .string(String(listing.offered.line.order))), at: 5)
@@ -71,7 +71,7 @@ public enum KioskMethods {
         let direction = try listingDirection(params, 5, "direccio")
         let (offered, issues) = try await env.service.issues(
             appKey: appKey, identityKey: identityKey, editionID: editionID, from: date, direction: direction, limit: count)
-        let now = env.service.now()
+        let now = env.service.clock.now
         return .array(issues.map { issue in
             .structure(editionMembers(offered, date: issue.date) + [XMLRPCMember("portada", .string(cover(issue, env, now)))])
         })
@@ -90,7 +90,7 @@ public enum KioskMethods {
             appKey: appKey, identityKey: identityKey, editionID: editionID, date: date,
             claimedUserID: claimedUserID, os: os)
         let bundle = try await env.bundles.bundle(for: contents, offered: offered)
-        let now = env.service.now()
+        let now = env.service.clock.now
         let pages: [XMLRPCValue] = contents.pages.map { page in
             .structure([
                 XMLRPCMember("id", .string(String(page.id))),
@@ -156,7 +156,7 @@ public enum KioskMethods {
         var hash = ""
         if !(username.isEmpty && password.isEmpty) {
             let user = try await env.service.authenticate(appKey: appKey, username: username, password: password)
-            hash = env.webKioskTokens.token(userID: user.id, expires: env.service.now() + Int64(env.webKioskTokenLifetime))
+            hash = env.webKioskTokens.token(userID: user.id, expires: env.service.clock.now + Int64(env.webKioskTokenLifetime))
         }
         return .structure([
             XMLRPCMember("url_base", .string(kiosk.baseURL)),

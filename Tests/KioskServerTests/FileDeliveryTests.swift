@@ -76,7 +76,7 @@ import Testing
                  maxUpload: Int64 = 64 << 20) async throws -> some ApplicationProtocol {
             let router = Router(context: KioskRequestContext.self)
             var delivery = FileDelivery(directory: directory, links: links(format))
-            delivery.now = { clock }
+            delivery.clock = TestClock(clock)
             delivery.chunkSize = 16 << 10
             let fixed = delivery
             FileDeliveryController(prefix: "/files") { _ in fixed }.addRoutes(to: router.group())

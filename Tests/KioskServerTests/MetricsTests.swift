@@ -200,7 +200,7 @@ import Testing
         let fixture = try await FileDeliveryTests.Fixture()
         let metered = try await MeteredKiosk()
         var delivery = FileDelivery(directory: fixture.directory, links: fixture.links(.kiosk))
-        delivery.now = { FileDeliveryTests.now }
+        delivery.clock = TestClock(FileDeliveryTests.now)
         delivery.chunkSize = 16 << 10
         let current = metered.kiosk.runtime.runtime
         metered.kiosk.runtime.replace(with: KioskRuntime(

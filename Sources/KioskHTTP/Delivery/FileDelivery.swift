@@ -22,8 +22,7 @@ package struct FileDelivery: Sendable {
     /// costs single-client throughput (0.6-0.7x nginx), 1 MiB costs memory (+95 MiB with 50 downloads).
     package var chunkSize = 512 << 10
     package var threadPool: NIOThreadPool = .singleton
-    /// Unix seconds.
-    package var now: @Sendable () -> Int64 = { Int64(time(nil)) }
+    package var clock: any KioskClock = SystemClock()
 
     package init(directory: EditionsDirectory, links: SignedLinks) {
         self.directory = directory
@@ -35,7 +34,7 @@ package struct FileDelivery: Sendable {
     ///   the thread pool.
     package func respond(to request: Request, eventLoop: (any EventLoop)? = nil) async throws -> Response {
         let relative: String
-        switch links.verify(rawPath: request.uri.path, query: request.uri.query, now: now()) {
+        switch links.verify(rawPath: request.uri.path, query: request.uri.query, now: clock.now) {
         case .valid(let path): relative = path
         case .forbidden: throw KioskHTTPError.forbidden("This link is not valid.")
         case .expired: throw KioskHTTPError.gone("This link has expired; ask the app for a new one.")

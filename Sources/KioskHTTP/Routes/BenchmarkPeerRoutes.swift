@@ -28,6 +28,6 @@ package struct BenchmarkPeerRoutes {
             throw KioskHTTPError.notFound("No such bundle: \(error.xmlrpcFault.message).")
         }
         let bundle = try await environment.bundles.bundle(for: contents, offered: offered)
-        return Response(status: .found, headers: [.location: environment.links.link(to: bundle.path, now: environment.service.now())])
+        return Response(status: .found, headers: [.location: environment.links.link(to: bundle.path, now: environment.service.clock.now)])
     }
 }

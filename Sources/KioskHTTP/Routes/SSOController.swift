@@ -26,7 +26,7 @@ package struct SSOController {
         let environment = context.environment
         let service = environment.service
         guard let hash = request.uri.queryParameters.get("hash"),
-              let userID = environment.webKioskTokens.verify(hash, now: service.now()),
+              let userID = environment.webKioskTokens.verify(hash, now: service.clock.now),
               let user = try await service.store.user(id: userID)
         else { throw KioskHTTPError.forbidden("invalid or expired hash") }
         let subscriptions = try await service.store.subscriptions(userID: user.id)

@@ -38,7 +38,7 @@ struct IdentityCommand: AsyncParsableCommand {
             printError("writing \(rows.count) identities in one transaction…")
             let summary: IdentityImportSummary
             do {
-                summary = try await store.importIdentities(rows.map(\.identity), at: Int64(Date().timeIntervalSince1970)) { done, total in
+                summary = try await store.importIdentities(rows.map(\.identity), at: SystemClock().now) { done, total in
                     printError("identities: \(done)/\(total)")
                 }
             } catch let error as ImportRowError {

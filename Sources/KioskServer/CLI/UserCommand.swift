@@ -29,7 +29,7 @@ struct UserCommand: AsyncParsableCommand {
             let store = try StoreOptions.openStore(try options.loadConfiguration())
             let hash = try await PasswordHashing().hash(password)
             let id = try await store.addUser(username: username, name: name, email: email, passwordHash: hash,
-                                             at: Int64(Date().timeIntervalSince1970))
+                                             at: SystemClock().now)
             printOutput("added user \(username) (id \(id))")
         }
     }
@@ -79,7 +79,7 @@ struct UserCommand: AsyncParsableCommand {
                 printError("hashing passwords: \(done)/\(total)")
             }
             printError("writing \(users.count) users in one transaction…")
-            let summary = try await store.importUsers(users, at: Int64(Date().timeIntervalSince1970))
+            let summary = try await store.importUsers(users, at: SystemClock().now)
             let legacy = users.filter { StoredPasswordHash($0.passwordHash)?.isLegacy == true }.count
             printOutput("\(file): \(summary.added) users added, \(summary.updated) updated, "
                         + "\(summary.subscriptions) subscriptions set, \(legacy) legacy password hashes kept until first sign-in")

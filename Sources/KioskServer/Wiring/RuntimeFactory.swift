@@ -14,8 +14,8 @@ struct RuntimeFactory: Sendable {
     let editions: EditionsServices
     let secrets: Secrets
     let logger: Logger
-    /// Unix seconds; tests may move it.
-    var now: @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970) }
+    /// Tests give their own.
+    var clock: any KioskClock = SystemClock()
     /// Where XML-RPC calls, store calls and bundle builds are recorded (nil: nowhere).
     var metrics: KioskMetrics?
 
@@ -25,10 +25,10 @@ struct RuntimeFactory: Sendable {
             store: instrumented, identityKeys: IdentityKeyIssuer(secret: secrets.identityKey), passwords: PasswordHashing(),
             signInPolicy: SignInPolicy(maxFailures: configuration.signIn.maxFailures,
                                        windowSeconds: configuration.signIn.windowSeconds),
-            now: now)
+            clock: clock)
         let links = editions.links(configuration, secrets: secrets)
         var delivery = FileDelivery(directory: editions.directory, links: links)
-        delivery.now = now
+        delivery.clock = clock
         let environment = KioskRPCEnvironment(
             service: service, links: links,
             bundles: editions.bundles,

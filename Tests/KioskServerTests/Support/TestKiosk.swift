@@ -44,7 +44,7 @@ struct TestKiosk {
         let editions = try EditionsServices(configuration: configuration, store: store, logger: Logger(label: "test"))
         self.editions = editions
         var factory = RuntimeFactory(store: store, editions: editions, secrets: secrets, logger: Logger(label: "test"))
-        factory.now = { clock.now }
+        factory.clock = clock
         self.factory = factory
         runtime = RuntimeBox(try factory.makeRuntime(configuration))
     }
@@ -80,7 +80,7 @@ struct TestKiosk {
 }
 
 /// A clock tests move by hand.
-final class TestClock: @unchecked Sendable {
+final class TestClock: KioskClock, @unchecked Sendable {
     private let lock = NSLock()
     private var value: Int64
     init(_ start: Int64) { value = start }
