@@ -124,9 +124,18 @@ let package = Package(
             dependencies: ["KioskEditions", "KioskModels", .product(name: "ZIPFoundation", package: "ZIPFoundation")],
             path: "Benchmarks/BundleBenchmark",
             swiftSettings: swiftSettings),
+        // Signs the links of getEdicio answers (145 each), both formats: Benchmarks/README.md.
+        .executableTarget(
+            name: "LinkSigningBenchmark",
+            dependencies: ["KioskEditions", "KioskModels"],
+            path: "Benchmarks/LinkSigningBenchmark",
+            swiftSettings: swiftSettings),
         .testTarget(
             name: "KioskEditionsTests",
-            dependencies: ["KioskEditions", "KioskStorage", "KioskModels"],
+            dependencies: [
+                "KioskEditions", "KioskStorage", "KioskModels",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
             swiftSettings: swiftSettings),
         .testTarget(
             name: "KioskServerTests",
