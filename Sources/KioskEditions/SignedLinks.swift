@@ -7,7 +7,8 @@ public enum LinkFormat: String, Sendable, CaseIterable {
     /// lighttpd `mod_secdownload`, `secdownload.algorithm = "hmac-sha256"`:
     /// `<prefix>/<token>/<hex timestamp>/<relative path>`, token = base64url (no padding) of
     /// HMAC-SHA256(secret, "/" + hex timestamp + "/" + relative path). The timestamp is the signing
-    /// time; the link is good for the lifetime after it (lighttpd's `secdownload.timeout`).
+    /// time (rounded up to the expiry bucket); the link is good for the lifetime after it (lighttpd's
+    /// `secdownload.timeout`).
     case kiosk
     /// nginx `secure_link`: `<prefix>/<relative path>?md5=<token>&expires=<unix time>`, token =
     /// base64url (no padding) of MD5("<expires><uri> <secret>") where `<uri>` is the decoded path
@@ -38,6 +39,9 @@ public struct SignedLinks: LinkSigning, Sendable {
     /// Scheme and authority put before the path, e.g. `https://kiosk.example.cat` (no trailing `/`).
     public let baseURL: String
     public let lifetimeSeconds: Int64
+    /// Links signed within one bucket of this many seconds are identical, so every caller (and any cache)
+    /// sees one URL per file per bucket; 0 or 1: off. At most `lifetimeSeconds` is used (see `stamp`).
+    public let expiryBucketSeconds: Int64
     /// HMAC-SHA256 with the key already absorbed: each link copies it instead of redoing the key schedule.
     private let keyedMAC: HMAC<SHA256>
     private let secret: [UInt8]
@@ -46,18 +50,19 @@ public struct SignedLinks: LinkSigning, Sendable {
     private let prefixBytes: [UInt8]
 
     public init(format: LinkFormat = .kiosk, secret: String, prefix: String = "/files", baseURL: String,
-                lifetimeSeconds: Int64 = 3600) {
+                lifetimeSeconds: Int64 = 3600, expiryBucketSeconds: Int64 = 0) {
         self.format = format
         self.prefix = prefix.hasSuffix("/") ? String(prefix.dropLast()) : prefix
         self.baseURL = baseURL.hasSuffix("/") ? String(baseURL.dropLast()) : baseURL
         self.lifetimeSeconds = lifetimeSeconds
+        self.expiryBucketSeconds = expiryBucketSeconds
         self.secret = Array(secret.utf8)
         self.keyedMAC = HMAC<SHA256>(key: SymmetricKey(data: self.secret))
         self.baseBytes = Array(self.baseURL.utf8)
         self.prefixBytes = Array(self.prefix.utf8)
     }
 
-    /// An absolute URL for `relativePath`, valid from `now` for the lifetime.
+    /// An absolute URL for `relativePath`, valid from `now` for the lifetime (up to a bucket longer: `stamp`).
     public func link(to relativePath: String, now: Int64) -> String {
         render(relativePath, now: now, base: true)
     }
@@ -65,6 +70,33 @@ public struct SignedLinks: LinkSigning, Sendable {
     /// The path and query of the link (what goes after the authority).
     public func path(to relativePath: String, now: Int64) -> String {
         render(relativePath, now: now, base: false)
+    }
+
+    /// The time a link signed at `now` carries: for `kiosk` the signing time (the verifier adds the
+    /// lifetime L), for `nginx` the expiry. With a bucket B (`expiryBucketSeconds` clamped to 0...L) it is
+    /// rounded up to a multiple of B, so the link stays good for at least L from `now` and less than L + B:
+    ///
+    /// - `nginx`: expires = ⌈(now + L) / B⌉·B, so now + L ≤ expires ≤ now + L + B − 1.
+    /// - `kiosk`: timestamp t = ⌈now / B⌉·B. The verifier (ours, and lighttpd's `mod_secdownload`)
+    ///   accepts a request at time r while |r − t| ≤ L, so the link is good until t + L, and
+    ///   now + L ≤ t + L ≤ now + L + B − 1. t may lie up to B − 1 s after `now`, i.e. the link names a
+    ///   signing time in the future; because B ≤ L that is inside the window the verifier accepts, so
+    ///   the link is good from the moment it is handed out. (Rounding t down would instead cut up to
+    ///   B − 1 s off the lifetime; a B above L would make a fresh link not yet valid.)
+    ///
+    /// Every `now` in one bucket ((k − 1)·B, k·B] (for `nginx`: every now + L) gives the same link.
+    func stamp(now: Int64) -> Int64 {
+        let bucket = max(0, min(expiryBucketSeconds, lifetimeSeconds))
+        let value = format == .kiosk ? now : now + lifetimeSeconds
+        return bucket > 1 ? Self.roundedUp(value, to: bucket) : value
+    }
+
+    /// The smallest multiple of `bucket` (> 0) at or above `value`; `value` itself where that would overflow.
+    static func roundedUp(_ value: Int64, to bucket: Int64) -> Int64 {
+        let remainder = value % bucket            // negative for a negative value
+        guard remainder != 0 else { return value }
+        let (rounded, overflow) = value.addingReportingOverflow(remainder > 0 ? bucket - remainder : -remainder)
+        return overflow ? value : rounded
     }
 
     /// Base64url characters of a kiosk token (HMAC-SHA256) and of an nginx token (MD5).
@@ -81,7 +113,8 @@ public struct SignedLinks: LinkSigning, Sendable {
             switch format {
             case .kiosk:
                 // <base><prefix>/<token>/<hex timestamp>/<encoded path>; signed: "/<hex timestamp>/<path>".
-                let digits = LinkBytes.digitCount(now, radix: 16)
+                let timestamp = stamp(now: now)
+                let digits = LinkBytes.digitCount(timestamp, radix: 16)
                 let capacity = head + Self.kioskTokenCount + digits + 2 + encodedCount
                 return String(unsafeUninitializedCapacity: capacity) { buffer in
                     var out = LinkBytes(buffer.baseAddress!)
@@ -91,7 +124,7 @@ public struct SignedLinks: LinkSigning, Sendable {
                     let token = out.skip(Self.kioskTokenCount)
                     let message = out.position
                     out.append(UInt8(ascii: "/"))
-                    out.append(now, radix: 16, digits: digits)
+                    out.append(timestamp, radix: 16, digits: digits)
                     out.append(UInt8(ascii: "/"))
                     writeKioskToken(signing: UnsafeBufferPointer(start: message, count: digits + 2), path, into: token)
                     Self.percentEncode(path, into: &out)
@@ -100,7 +133,7 @@ public struct SignedLinks: LinkSigning, Sendable {
                 }
             case .nginx:
                 // <base><prefix>/<encoded path>?md5=<token>&expires=<decimal>; signed: "<expires><prefix>/<path> <secret>".
-                let expires = now + lifetimeSeconds
+                let expires = stamp(now: now)
                 let digits = LinkBytes.digitCount(expires, radix: 10)
                 let capacity = head + encodedCount + 5 + Self.nginxTokenCount + 9 + digits
                 return String(unsafeUninitializedCapacity: capacity) { buffer in

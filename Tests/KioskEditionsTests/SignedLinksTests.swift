@@ -211,6 +211,74 @@ import Testing
         #expect(signer.verify(rawPath: path, query: query, now: now + 86_400) == .expired)
     }
 
+    /// With an expiry bucket B, every link signed within one bucket is the same, it verifies from the
+    /// moment it is signed, and it expires at least the lifetime L and less than L + B after signing:
+    /// checked at the edges of a bucket, one second each side of the deadline, for both formats.
+    @Test(arguments: LinkFormat.allCases)
+    func bucketedLinksLastAtLeastTheLifetimeAndLessThanABucketMore(format: LinkFormat) {
+        let lifetime: Int64 = 3600, bucket: Int64 = 300
+        let signer = SignedLinks(format: format, secret: secret, prefix: "/files", baseURL: "https://kiosk.example.cat",
+                                 lifetimeSeconds: lifetime, expiryBucketSeconds: bucket)
+        let edge = (now / bucket + 1) * bucket      // a multiple of B after `now`
+        // The deadline of a link signed at t: for kiosk the rounded timestamp + L, for nginx the rounded expiry.
+        func deadline(_ link: String) -> Int64 {
+            switch format {
+            case .kiosk: Int64(link.split(separator: "/")[4], radix: 16)! + lifetime
+            case .nginx: Int64(link.split(separator: "=").last!)!
+            }
+        }
+        var previous: String?
+        for signedAt in [edge - bucket + 1, edge - bucket / 2, edge - 1, edge] {
+            let link = signer.link(to: relative, now: signedAt)
+            if let previous { #expect(link == previous, "signed at \(signedAt): another link within the bucket") }
+            previous = link
+            let end = deadline(link)
+            #expect(end - signedAt >= lifetime && end - signedAt < lifetime + bucket, "signed at \(signedAt): good until \(end)")
+            #expect(end == edge + lifetime)
+            let (path, query) = request(link)
+            for at in [signedAt, signedAt + lifetime, end] {
+                #expect(signer.verify(rawPath: path, query: query, now: at) == .valid(relativePath: relative), "signed at \(signedAt), checked at \(at)")
+            }
+            #expect(signer.verify(rawPath: path, query: query, now: end + 1) == .expired)
+        }
+        // One second into the next bucket: the next link, a bucket later.
+        let next = signer.link(to: relative, now: edge + 1)
+        #expect(next != previous)
+        #expect(deadline(next) == edge + bucket + lifetime)
+        // The same link is what an unbucketed signer hands out at the bucket's edge.
+        let plain = SignedLinks(format: format, secret: secret, prefix: "/files", baseURL: "https://kiosk.example.cat",
+                                lifetimeSeconds: lifetime)
+        #expect(plain.link(to: relative, now: edge) == previous)
+        // 0 (and 1) turn it off.
+        for off: Int64 in [0, 1] {
+            let unbucketed = SignedLinks(format: format, secret: secret, prefix: "/files", baseURL: "https://kiosk.example.cat",
+                                         lifetimeSeconds: lifetime, expiryBucketSeconds: off)
+            #expect(unbucketed.link(to: relative, now: now + 7) == plain.link(to: relative, now: now + 7))
+        }
+    }
+
+    /// A bucket longer than the lifetime is clamped to it: a kiosk link's timestamp never lies more than
+    /// the lifetime ahead, so a fresh link is valid at once.
+    @Test(arguments: LinkFormat.allCases)
+    func aBucketLongerThanTheLifetimeIsClamped(format: LinkFormat) {
+        let lifetime: Int64 = 60
+        let signer = SignedLinks(format: format, secret: secret, prefix: "/files", baseURL: "https://kiosk.example.cat",
+                                 lifetimeSeconds: lifetime, expiryBucketSeconds: 86_400)
+        let clamped = SignedLinks(format: format, secret: secret, prefix: "/files", baseURL: "https://kiosk.example.cat",
+                                  lifetimeSeconds: lifetime, expiryBucketSeconds: lifetime)
+        for signedAt in (now + 1)...(now + lifetime) {
+            let link = signer.link(to: relative, now: signedAt)
+            #expect(link == clamped.link(to: relative, now: signedAt))
+            let (path, query) = request(link)
+            #expect(signer.verify(rawPath: path, query: query, now: signedAt) == .valid(relativePath: relative))
+            #expect(signer.verify(rawPath: path, query: query, now: signedAt + lifetime) == .valid(relativePath: relative))
+            #expect(signer.verify(rawPath: path, query: query, now: signedAt + 2 * lifetime) == .expired)
+        }
+        #expect(SignedLinks.roundedUp(-5, to: 300) == 0 && SignedLinks.roundedUp(-305, to: 300) == -300)
+        #expect(SignedLinks.roundedUp(600, to: 300) == 600 && SignedLinks.roundedUp(601, to: 300) == 900)
+        #expect(SignedLinks.roundedUp(.max, to: 300) == .max)
+    }
+
     @Test func percentEncodedLinksVerifyAfterOneDecoding() {
         let signer = links(.kiosk)
         let (path, query) = request(signer.link(to: relative, now: now))
