@@ -28,7 +28,7 @@ let package = Package(
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
-        // Only for the bundle benchmark's comparison (the server's ZIP writer is ours, on zlib).
+        // Only for the bundle benchmark's comparison (the server's ZIP writer is ours, on libdeflate and zlib).
         .package(url: "https://github.com/weichsel/ZIPFoundation.git", from: "0.9.20"),
     ],
     targets: [
@@ -39,6 +39,10 @@ let package = Package(
         .systemLibrary(
             name: "CLibZ", pkgConfig: "zlib",
             providers: [.apt(["zlib1g-dev"])]),
+        // Whole-buffer deflate and CRC-32 for bundle entries read whole (zlib keeps the streamed ones).
+        .systemLibrary(
+            name: "CLibDeflate", pkgConfig: "libdeflate",
+            providers: [.apt(["libdeflate-dev"])]),
         // System calls the Glibc module does not expose (preadv2 with RWF_NOWAIT).
         .systemLibrary(name: "CSystemCalls"),
 
@@ -70,11 +74,11 @@ let package = Package(
             ],
             swiftSettings: swiftSettings),
 
-        // Editions on disk: publishing, ZIP bundles on zlib, signed links.
+        // Editions on disk: publishing, ZIP bundles on zlib and libdeflate, signed links.
         .target(
             name: "KioskEditions",
             dependencies: [
-                "KioskModels", "CLibZ", "CSystemCalls",
+                "KioskModels", "CLibZ", "CLibDeflate", "CSystemCalls",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -144,9 +148,18 @@ let package = Package(
             dependencies: ["KioskEditions", "KioskModels", .product(name: "ZIPFoundation", package: "ZIPFoundation")],
             path: "Benchmarks/BundleBenchmark",
             swiftSettings: swiftSettings),
+        // Signs the links of getEdicio answers (145 each), both formats: Benchmarks/README.md.
+        .executableTarget(
+            name: "LinkSigningBenchmark",
+            dependencies: ["KioskEditions", "KioskModels"],
+            path: "Benchmarks/LinkSigningBenchmark",
+            swiftSettings: swiftSettings),
         .testTarget(
             name: "KioskEditionsTests",
-            dependencies: ["KioskEditions", "KioskStorage", "KioskModels"],
+            dependencies: [
+                "KioskEditions", "KioskStorage", "KioskModels",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
             swiftSettings: swiftSettings),
         .testTarget(
             name: "KioskServerTests",

@@ -5,7 +5,7 @@
 #    swift-crypto, swift-log) instrumented for libFuzzer + ASan, in its own scratch folder
 #    (.build-fuzz), without touching Package.swift or the normal .build.
 # 2. swiftc compiles each entry file (Fuzz/targets/*.swift, an LLVMFuzzerTestOneInput each) against
-#    those modules and links it with their object files, libFuzzer's main, libxml2 and zlib.
+#    those modules and links it with their object files, libFuzzer's main, libxml2, zlib and libdeflate.
 set -eu
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -34,9 +34,9 @@ mkdir -p "$ROOT/Fuzz/bin"
 build() {  # name entry-file
     echo "linking $1"
     nice -n 10 swiftc $SAN -parse-as-library -g -O -enable-testing \
-        -I "$MODULES" -I "$ROOT/Sources/CLibXML2" -I "$ROOT/Sources/CLibZ" -I "$ROOT/Sources/CSystemCalls" -Xcc -I/usr/include/libxml2 \
+        -I "$MODULES" -I "$ROOT/Sources/CLibXML2" -I "$ROOT/Sources/CLibZ" -I "$ROOT/Sources/CLibDeflate" -I "$ROOT/Sources/CSystemCalls" -Xcc -I/usr/include/libxml2 \
         $MAPS $INCLUDES \
-        "$ROOT/Fuzz/targets/$2" $OBJECTS -lxml2 -lz -lstdc++ \
+        "$ROOT/Fuzz/targets/$2" $OBJECTS -lxml2 -lz -ldeflate -lstdc++ \
         -module-name "$(echo "$2" | sed 's/\.swift$//')" -o "$ROOT/Fuzz/bin/$1"
 }
 build fuzz-xmlrpc FuzzXMLRPC.swift

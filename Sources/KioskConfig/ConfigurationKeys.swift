@@ -18,7 +18,7 @@ package indirect enum ConfigurationKeys: Sendable {
         ]),
         "limits": .map(["max_body_bytes": .value, "max_upload_bytes": .value, "database_busy_timeout_seconds": .value]),
         "sign_in": .map(["max_failures": .value, "window_seconds": .value]),
-        "links": .map(["format": .value, "prefix": .value, "lifetime_seconds": .value]),
+        "links": .map(["format": .value, "prefix": .value, "lifetime_seconds": .value, "expiry_bucket_seconds": .value]),
         "web_kiosk_token_lifetime_seconds": .value,
         "secret_file": .value,
         "metrics": .map(["loopback_only": .value, "credentials": .list(credential)]),

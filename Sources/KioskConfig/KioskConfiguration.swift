@@ -79,12 +79,16 @@ package struct KioskConfiguration: Codable, Sendable, Equatable {
         package enum CodingKeys: String, CodingKey {
             case format, prefix
             case lifetimeSeconds = "lifetime_seconds"
+            case expiryBucketSeconds = "expiry_bucket_seconds"
         }
 
         /// `kiosk` (lighttpd mod_secdownload hmac-sha256 form) or `nginx` (secure_link md5 form).
         package var format = "kiosk"
         package var prefix = "/files"
         package var lifetimeSeconds = 3600
+        /// Expiries are rounded up to this many seconds, so links signed within one bucket are the same
+        /// (`SignedLinks.stamp`); 0: off. At most `lifetimeSeconds`.
+        package var expiryBucketSeconds = 300
     }
 
     /// Who may scrape `GET /metrics`.
@@ -265,6 +269,7 @@ package extension KioskConfiguration.Links {
         format = try c.decodeIfPresent(String.self, forKey: .format) ?? d.format
         prefix = try c.decodeIfPresent(String.self, forKey: .prefix) ?? d.prefix
         lifetimeSeconds = try c.decodeIfPresent(Int.self, forKey: .lifetimeSeconds) ?? d.lifetimeSeconds
+        expiryBucketSeconds = try c.decodeIfPresent(Int.self, forKey: .expiryBucketSeconds) ?? d.expiryBucketSeconds
     }
 }
 
@@ -343,6 +348,10 @@ package extension KioskConfiguration {
             throw fail("links.prefix", "must start with / and not end with /, e.g. /files")
         }
         guard links.lifetimeSeconds >= 10 else { throw fail("links.lifetime_seconds", "must be at least 10") }
+        guard (0...links.lifetimeSeconds).contains(links.expiryBucketSeconds) else {
+            throw fail("links.expiry_bucket_seconds",
+                       "must be 0 (off) to links.lifetime_seconds (\(links.lifetimeSeconds)), got \(links.expiryBucketSeconds)")
+        }
         if metrics.loopbackOnly == false && metrics.credentials.isEmpty {
             throw fail("metrics.loopback_only", "false without metrics.credentials would let anyone scrape /metrics; add credentials or keep it true")
         }

@@ -22,12 +22,14 @@ public struct BundleEntry: Sendable, Hashable {
 
 /// How bundles are written.
 public struct BundleOptions: Sendable, Hashable {
-    /// zlib level for entries that are deflated. 1: a page PDF's own streams are already compressed, so
-    /// higher levels buy little (level 6 saved 0.07% more on the reference data set for 6% more CPU).
+    /// Deflate level (zlib's scale) for entries that are deflated. 1: a page PDF's own streams are already
+    /// compressed, so higher levels buy little (level 6 saved 0.07% more on the reference data set for 6%
+    /// more CPU).
     public var compressionLevel: Int32 = 1
     /// An entry is deflated only when that saves at least this fraction of its size (1: store everything).
     public var minimumSaving: Double = 0.05
-    /// The first block of each entry is deflated to decide whether the entry pays.
+    /// For entries streamed (over `bufferLimit`): their first block is deflated to decide whether the entry
+    /// pays. Entries read whole are decided on their whole deflated size.
     public var probeBytes = 64 << 10
     /// Files up to this size are read once into memory, so their local headers carry the real CRC and
     /// sizes; larger ones are streamed with a data descriptor after their data.
@@ -55,16 +57,17 @@ public struct BuiltBundle: Sendable, Hashable {
     public var deflatedEntries: Int
 }
 
-/// Writes an issue's ZIP bundle with zlib directly: `edicio.xml` first, then the entries in order.
+/// Writes an issue's ZIP bundle directly: `edicio.xml` first, then the entries in order.
 ///
-/// JPEGs are stored. Other entries are deflated (raw deflate, `crc32` from zlib) only when deflating
-/// their first block saves at least `minimumSaving`, and the whole entry confirms it. Entries up to
-/// `bufferLimit` are read, checksummed and compressed by one worker per processor, a few entries ahead
-/// of the writer, so their local headers carry real sizes; larger ones are streamed by the writer with
-/// a data descriptor. The archive is written sequentially to a temporary file beside `path` (hashed on
-/// the way), fsynced, and renamed over `path`: a reader sees the old file, the complete new one, or
-/// none, never a partial one. Entry times are the issue's date, so the same issue always gives the same
-/// bytes.
+/// JPEGs are stored. Other entries are deflated (raw deflate) only when that saves at least
+/// `minimumSaving`. Entries up to `bufferLimit` are read, checksummed and compressed in one call with
+/// libdeflate (into a buffer only as large as a paying result: when it does not fit, the entry is
+/// stored) by one worker per processor, a few entries ahead of the writer, so their local headers carry
+/// real sizes. Larger ones are streamed by the writer through zlib with a data descriptor, decided on
+/// their first `probeBytes`. The archive is written sequentially to a temporary file beside `path`
+/// (hashed on the way), fsynced, and renamed over `path`: a reader sees the old file, the complete new
+/// one, or none, never a partial one. Entry times are the issue's date, so the same issue always gives
+/// the same bytes.
 public enum BundleBuilder {
     /// Builds the bundle at `path`. Blocking: call through `Blocking.run` from async code.
     public static func build(manifest: [UInt8], entries: [BundleEntry], date: IssueDate, to path: String,
@@ -93,14 +96,21 @@ public enum BundleBuilder {
         Double(compressed) <= Double(original) * (1 - options.minimumSaving)
     }
 
+    /// The largest compressed size of `original` bytes that still `pays`, within `0...limit` (a negative,
+    /// infinite or NaN `minimumSaving` gives `limit` or 0, never an overflow).
+    static func payingCapacity(_ original: Int, options: BundleOptions, limit: Int) -> Int {
+        let allowed = (Double(original) * (1 - options.minimumSaving)).rounded(.down)
+        guard allowed >= 0 else { return 0 }      // also NaN
+        return allowed >= Double(limit) ? limit : Int(allowed)
+    }
+
     /// The buffers and results of one entry read whole, checksummed and (maybe) compressed by a worker.
     ///
-    /// Handed over explicitly: the writer fills `entry`/`source`, a worker runs `prepare()`, the writer
-    /// reads the results after waiting for the worker's group. Never touched by two threads at once.
+    /// Handed over explicitly: a worker fills `entry` and runs `prepare(using:)`, the writer reads the
+    /// results after the slot's semaphore. Never touched by two threads at once.
     final class EntrySlot: @unchecked Sendable {
         let input: UnsafeMutableRawBufferPointer
         let packed: UnsafeMutableRawBufferPointer
-        let deflater: Deflater
         let options: BundleOptions
         var entry: BundleEntry?
         var source: OpenFile?
@@ -112,12 +122,11 @@ public enum BundleBuilder {
         var streamed = false
         var failure: (any Error)?
 
-        init(options: BundleOptions) throws {
+        init(options: BundleOptions) {
             self.options = options
-            deflater = try Deflater(level: options.compressionLevel)
-            let limit = max(options.bufferLimit, options.probeBytes, 64 << 10)
+            let limit = max(options.bufferLimit, 64 << 10)
             input = .allocate(byteCount: limit, alignment: 16)
-            packed = .allocate(byteCount: deflater.bound(limit) + 64, alignment: 16)
+            packed = .allocate(byteCount: WholeDeflater.bound(limit), alignment: 16)
         }
 
         deinit {
@@ -130,7 +139,7 @@ public enum BundleBuilder {
         }
 
         /// Reads the entry's file and decides how to store it. Errors are kept for the writer.
-        func prepare() {
+        func prepare(using deflater: WholeDeflater) {
             failure = nil
             streamed = false
             packedCount = nil
@@ -142,22 +151,21 @@ public enum BundleBuilder {
                 guard length <= Int64(input.count) else { streamed = true; return }
                 size = Int(length)
                 guard try file.read(into: input.baseAddress!, count: size, at: 0) == size else { throw ZipError.changed(entry.source) }
-                try load(alwaysStore: entry.alwaysStore)
+                load(alwaysStore: entry.alwaysStore, deflater: deflater)
             } catch {
                 failure = error
             }
         }
 
-        /// Checksums and compresses the first `size` bytes of `input`.
-        func load(alwaysStore: Bool) throws {
-            crc = UInt32(crc32(0, input.baseAddress!.assumingMemoryBound(to: Bytef.self), uInt(size)))
+        /// Checksums and compresses the first `size` bytes of `input`: deflated into at most the size
+        /// that pays, or stored when the result would be larger.
+        func load(alwaysStore: Bool, deflater: WholeDeflater) {
+            crc = WholeDeflater.crc32(input.baseAddress!, count: size)
             packedCount = nil
             guard !alwaysStore, size > 0, options.minimumSaving < 1 else { return }
-            let options = self.options
-            packedCount = try deflater.compressProbing(input.baseAddress!, count: size, probe: options.probeBytes,
-                                                       into: packed.baseAddress!, capacity: packed.count) {
-                BundleBuilder.pays($0, $1, options: options)
-            }
+            let capacity = BundleBuilder.payingCapacity(size, options: options, limit: packed.count)
+            guard capacity > 0 else { return }
+            packedCount = deflater.compress(input.baseAddress!, count: size, into: packed.baseAddress!, capacity: capacity)
         }
     }
 
@@ -213,18 +221,19 @@ public enum BundleBuilder {
             let processors = Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))
             let workers = max(1, min(options.workers ?? processors, 8, entries.count))
             let ring = 2 * workers
-            let slots = try (0..<ring).map { _ in try EntrySlot(options: options) }
+            let slots = (0..<ring).map { _ in EntrySlot(options: options) }
+            let deflaters = try (0..<workers).map { _ in try WholeDeflater(level: options.compressionLevel) }
             let ready = (0..<ring).map { _ in DispatchSemaphore(value: 0) }
             let progress = Progress()
             let entries = self.entries
             let group = DispatchGroup()
-            for _ in 0..<workers {
+            for deflater in deflaters {
                 DispatchQueue.global(qos: .utility).async(group: group) {
                     while let index = progress.take(), index < entries.count {
                         let position = index % ring
                         guard progress.waitUntilWritten(index - ring + 1) else { return }
                         slots[position].entry = entries[index]
-                        slots[position].prepare()
+                        slots[position].prepare(using: deflater)
                         ready[position].signal()
                     }
                 }
@@ -274,6 +283,7 @@ public enum BundleBuilder {
         let dos: (date: UInt16, time: UInt16)
         /// For in-memory entries (`edicio.xml`).
         let memorySlot: EntrySlot
+        let memoryDeflater: WholeDeflater
         /// For streamed entries: chunks read, and deflated output.
         private lazy var chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
         private lazy var scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 256 << 10, alignment: 16)
@@ -288,7 +298,8 @@ public enum BundleBuilder {
             self.dos = ZipFormat.dosDateTime(year: date.year, month: date.month, day: date.day)
             var small = options
             small.bufferLimit = 64 << 10
-            memorySlot = try EntrySlot(options: small)
+            memorySlot = EntrySlot(options: small)
+            memoryDeflater = try WholeDeflater(level: options.compressionLevel)
         }
 
         deinit {
@@ -304,7 +315,7 @@ public enum BundleBuilder {
             bytes.withUnsafeBytes { memorySlot.input.baseAddress!.copyMemory(from: $0.baseAddress!, byteCount: bytes.count) }
             memorySlot.size = bytes.count
             memorySlot.entry = BundleEntry(name: name, source: "", alwaysStore: false)
-            try memorySlot.load(alwaysStore: false)
+            memorySlot.load(alwaysStore: false, deflater: memoryDeflater)
             try addPrepared(memorySlot)
         }
 

@@ -1,4 +1,5 @@
 import Crypto
+import Foundation
 import KioskModels
 
 /// The two signed-link formats a stock web server can also verify.
@@ -6,7 +7,8 @@ public enum LinkFormat: String, Sendable, CaseIterable {
     /// lighttpd `mod_secdownload`, `secdownload.algorithm = "hmac-sha256"`:
     /// `<prefix>/<token>/<hex timestamp>/<relative path>`, token = base64url (no padding) of
     /// HMAC-SHA256(secret, "/" + hex timestamp + "/" + relative path). The timestamp is the signing
-    /// time; the link is good for the lifetime after it (lighttpd's `secdownload.timeout`).
+    /// time (rounded up to the expiry bucket); the link is good for the lifetime after it (lighttpd's
+    /// `secdownload.timeout`).
     case kiosk
     /// nginx `secure_link`: `<prefix>/<relative path>?md5=<token>&expires=<unix time>`, token =
     /// base64url (no padding) of MD5("<expires><uri> <secret>") where `<uri>` is the decoded path
@@ -37,46 +39,174 @@ public struct SignedLinks: LinkSigning, Sendable {
     /// Scheme and authority put before the path, e.g. `https://kiosk.example.cat` (no trailing `/`).
     public let baseURL: String
     public let lifetimeSeconds: Int64
+    /// Links signed within one bucket of this many seconds are identical, so every caller (and any cache)
+    /// sees one URL per file per bucket; 0 or 1: off. At most `lifetimeSeconds` is used (see `stamp`).
+    public let expiryBucketSeconds: Int64
     /// HMAC-SHA256 with the key already absorbed: each link copies it instead of redoing the key schedule.
     private let keyedMAC: HMAC<SHA256>
     private let secret: [UInt8]
+    /// UTF-8 of `baseURL` and of `prefix`, written into every link as they are.
+    private let baseBytes: [UInt8]
+    private let prefixBytes: [UInt8]
 
     public init(format: LinkFormat = .kiosk, secret: String, prefix: String = "/files", baseURL: String,
-                lifetimeSeconds: Int64 = 3600) {
+                lifetimeSeconds: Int64 = 3600, expiryBucketSeconds: Int64 = 0) {
         self.format = format
         self.prefix = prefix.hasSuffix("/") ? String(prefix.dropLast()) : prefix
         self.baseURL = baseURL.hasSuffix("/") ? String(baseURL.dropLast()) : baseURL
         self.lifetimeSeconds = lifetimeSeconds
+        self.expiryBucketSeconds = expiryBucketSeconds
         self.secret = Array(secret.utf8)
         self.keyedMAC = HMAC<SHA256>(key: SymmetricKey(data: self.secret))
+        self.baseBytes = Array(self.baseURL.utf8)
+        self.prefixBytes = Array(self.prefix.utf8)
     }
 
-    /// An absolute URL for `relativePath`, valid from `now` for the lifetime.
+    /// An absolute URL for `relativePath`, valid from `now` for the lifetime (up to a bucket longer: `stamp`).
     public func link(to relativePath: String, now: Int64) -> String {
-        baseURL + path(to: relativePath, now: now)
+        render(relativePath, now: now, base: true)
     }
 
     /// The path and query of the link (what goes after the authority).
     public func path(to relativePath: String, now: Int64) -> String {
-        let encoded = Self.percentEncode(relativePath)
-        switch format {
-        case .kiosk:
-            let timestamp = String(now, radix: 16)
-            return "\(prefix)/\(kioskToken(timestamp: timestamp, relativePath: relativePath))/\(timestamp)/\(encoded)"
-        case .nginx:
-            let expires = now + lifetimeSeconds
-            return "\(prefix)/\(encoded)?md5=\(nginxToken(expires: String(expires), uri: "\(prefix)/\(relativePath)"))&expires=\(expires)"
+        render(relativePath, now: now, base: false)
+    }
+
+    /// The time a link signed at `now` carries: for `kiosk` the signing time (the verifier adds the
+    /// lifetime L), for `nginx` the expiry. With a bucket B (`expiryBucketSeconds` clamped to 0...L) it is
+    /// rounded up to a multiple of B, so the link stays good for at least L from `now` and less than L + B:
+    ///
+    /// - `nginx`: expires = ⌈(now + L) / B⌉·B, so now + L ≤ expires ≤ now + L + B − 1.
+    /// - `kiosk`: timestamp t = ⌈now / B⌉·B. The verifier (ours, and lighttpd's `mod_secdownload`)
+    ///   accepts a request at time r while |r − t| ≤ L, so the link is good until t + L, and
+    ///   now + L ≤ t + L ≤ now + L + B − 1. t may lie up to B − 1 s after `now`, i.e. the link names a
+    ///   signing time in the future; because B ≤ L that is inside the window the verifier accepts, so
+    ///   the link is good from the moment it is handed out. (Rounding t down would instead cut up to
+    ///   B − 1 s off the lifetime; a B above L would make a fresh link not yet valid.)
+    ///
+    /// Every `now` in one bucket ((k − 1)·B, k·B] (for `nginx`: every now + L) gives the same link.
+    func stamp(now: Int64) -> Int64 {
+        let bucket = max(0, min(expiryBucketSeconds, lifetimeSeconds))
+        let value = format == .kiosk ? now : now + lifetimeSeconds
+        return bucket > 1 ? Self.roundedUp(value, to: bucket) : value
+    }
+
+    /// The smallest multiple of `bucket` (> 0) at or above `value`; `value` itself where that would overflow.
+    static func roundedUp(_ value: Int64, to bucket: Int64) -> Int64 {
+        let remainder = value % bucket            // negative for a negative value
+        guard remainder != 0 else { return value }
+        let (rounded, overflow) = value.addingReportingOverflow(remainder > 0 ? bucket - remainder : -remainder)
+        return overflow ? value : rounded
+    }
+
+    /// Base64url characters of a kiosk token (HMAC-SHA256) and of an nginx token (MD5).
+    static let kioskTokenCount = Base64URL.encodedCount(SHA256.byteCount)
+    static let nginxTokenCount = Base64URL.encodedCount(Insecure.MD5.byteCount)
+
+    /// Writes the link into one string measured beforehand (no intermediate strings); the MAC is read in
+    /// place and base64url-encoded straight into its slot in the link.
+    private func render(_ relativePath: String, now: Int64, base: Bool) -> String {
+        var relativePath = relativePath
+        return relativePath.withUTF8 { path in
+            let encodedCount = Self.percentEncodedCount(path)
+            let head = (base ? baseBytes.count : 0) + prefixBytes.count + 1
+            switch format {
+            case .kiosk:
+                // <base><prefix>/<token>/<hex timestamp>/<encoded path>; signed: "/<hex timestamp>/<path>".
+                let timestamp = stamp(now: now)
+                let digits = LinkBytes.digitCount(timestamp, radix: 16)
+                let capacity = head + Self.kioskTokenCount + digits + 2 + encodedCount
+                return String(unsafeUninitializedCapacity: capacity) { buffer in
+                    var out = LinkBytes(buffer.baseAddress!)
+                    if base { out.append(baseBytes) }
+                    out.append(prefixBytes)
+                    out.append(UInt8(ascii: "/"))
+                    let token = out.skip(Self.kioskTokenCount)
+                    let message = out.position
+                    out.append(UInt8(ascii: "/"))
+                    out.append(timestamp, radix: 16, digits: digits)
+                    out.append(UInt8(ascii: "/"))
+                    writeKioskToken(signing: UnsafeBufferPointer(start: message, count: digits + 2), path, into: token)
+                    Self.percentEncode(path, into: &out)
+                    assert(out.count(from: buffer.baseAddress!) == capacity)
+                    return capacity
+                }
+            case .nginx:
+                // <base><prefix>/<encoded path>?md5=<token>&expires=<decimal>; signed: "<expires><prefix>/<path> <secret>".
+                let expires = stamp(now: now)
+                let digits = LinkBytes.digitCount(expires, radix: 10)
+                let capacity = head + encodedCount + 5 + Self.nginxTokenCount + 9 + digits
+                return String(unsafeUninitializedCapacity: capacity) { buffer in
+                    var out = LinkBytes(buffer.baseAddress!)
+                    if base { out.append(baseBytes) }
+                    out.append(prefixBytes)
+                    out.append(UInt8(ascii: "/"))
+                    Self.percentEncode(path, into: &out)
+                    out.append("?md5=")
+                    let token = out.skip(Self.nginxTokenCount)
+                    out.append("&expires=")
+                    let decimal = out.position
+                    out.append(expires, radix: 10, digits: digits)
+                    writeNginxToken(expires: UnsafeBufferPointer(start: decimal, count: digits), path, into: token)
+                    assert(out.count(from: buffer.baseAddress!) == capacity)
+                    return capacity
+                }
+            }
         }
     }
 
-    func kioskToken(timestamp: String, relativePath: String) -> String {
-        var mac = keyedMAC
-        mac.update(data: Array("/\(timestamp)/\(relativePath)".utf8))
-        return Base64URL.encode(mac.finalize())
+    /// Base64url of HMAC-SHA256(secret, `head` + `path`), `kioskTokenCount` bytes at `output`. The message
+    /// is put together in a temporary buffer (on the stack when small): one update of the copied MAC.
+    private func writeKioskToken(signing head: UnsafeBufferPointer<UInt8>, _ path: UnsafeBufferPointer<UInt8>,
+                                 into output: UnsafeMutablePointer<UInt8>) {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: head.count + path.count) { message in
+            var cursor = LinkBytes(message.baseAddress!)
+            cursor.append(head)
+            cursor.append(path)
+            var mac = keyedMAC
+            mac.update(data: UnsafeRawBufferPointer(message))
+            _ = mac.finalize().withUnsafeBytes { Base64URL.encode($0, into: output) }
+        }
     }
 
+    /// Base64url of MD5(`expires` + prefix + "/" + `path` + " " + secret), `nginxTokenCount` bytes at `output`.
+    private func writeNginxToken(expires: UnsafeBufferPointer<UInt8>, _ path: UnsafeBufferPointer<UInt8>,
+                                 into output: UnsafeMutablePointer<UInt8>) {
+        var md5 = Insecure.MD5()
+        md5.update(bufferPointer: UnsafeRawBufferPointer(expires))
+        prefixBytes.withUnsafeBytes { md5.update(bufferPointer: $0) }
+        withUnsafeBytes(of: UInt8(ascii: "/")) { md5.update(bufferPointer: $0) }
+        md5.update(bufferPointer: UnsafeRawBufferPointer(path))
+        withUnsafeBytes(of: UInt8(ascii: " ")) { md5.update(bufferPointer: $0) }
+        secret.withUnsafeBytes { md5.update(bufferPointer: $0) }
+        _ = md5.finalize().withUnsafeBytes { Base64URL.encode($0, into: output) }
+    }
+
+    /// The token a kiosk link with this timestamp (hex, as in the link) and path must carry.
+    func kioskToken(timestamp: String, relativePath: String) -> String {
+        var timestamp = timestamp, relativePath = relativePath
+        return timestamp.withUTF8 { stamp in
+            relativePath.withUTF8 { path in
+                var head = [UInt8]()
+                head.reserveCapacity(stamp.count + 2)
+                head.append(UInt8(ascii: "/")); head.append(contentsOf: stamp); head.append(UInt8(ascii: "/"))
+                return String(unsafeUninitializedCapacity: Self.kioskTokenCount) { buffer in
+                    head.withUnsafeBufferPointer { writeKioskToken(signing: $0, path, into: buffer.baseAddress!) }
+                    return Self.kioskTokenCount
+                }
+            }
+        }
+    }
+
+    /// The token an nginx link with this `expires` (decimal, as in the link) and `uri` (the decoded path,
+    /// prefix included) must carry.
     func nginxToken(expires: String, uri: String) -> String {
-        Base64URL.encode(Insecure.MD5.hash(data: Array("\(expires)\(uri) ".utf8) + secret))
+        var md5 = Insecure.MD5()
+        md5.update(data: Array(expires.utf8))
+        md5.update(data: Array(uri.utf8))
+        md5.update(data: [UInt8(ascii: " ")])
+        md5.update(data: secret)
+        return md5.finalize().withUnsafeBytes { Base64URL.encode($0) }
     }
 
     /// Checks a request: `rawPath` as received (still percent-encoded), `query` without the `?`.
@@ -141,22 +271,50 @@ public struct SignedLinks: LinkSigning, Sendable {
         (0x30...0x39).contains(byte) || (0x61...0x66).contains(byte) || (0x41...0x46).contains(byte)
     }
 
-    /// Encodes every byte but unreserved characters and `/`.
-    static func percentEncode(_ text: String) -> String {
-        var out = [UInt8]()
-        out.reserveCapacity(text.utf8.count)
-        let hex = Array("0123456789ABCDEF".utf8)
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
-                 UInt8(ascii: "~"), UInt8(ascii: "/"):
+    /// Whether `byte` stays as it is in a link: unreserved characters and `/`.
+    @inline(__always)
+    static func keepsUnencoded(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+             UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
+             UInt8(ascii: "~"), UInt8(ascii: "/"):
+            true
+        default:
+            false
+        }
+    }
+
+    /// Length of `percentEncode` of `bytes`.
+    static func percentEncodedCount(_ bytes: UnsafeBufferPointer<UInt8>) -> Int {
+        var count = bytes.count
+        for byte in bytes where !keepsUnencoded(byte) { count += 2 }
+        return count
+    }
+
+    /// Writes `bytes` with every byte but unreserved characters and `/` as `%XX`.
+    static func percentEncode(_ bytes: UnsafeBufferPointer<UInt8>, into out: inout LinkBytes) {
+        let hex = LinkBytes.hexDigits(uppercase: true)
+        for byte in bytes {
+            if keepsUnencoded(byte) {
                 out.append(byte)
-            default:
+            } else {
                 out.append(UInt8(ascii: "%")); out.append(hex[Int(byte >> 4)]); out.append(hex[Int(byte & 15)])
             }
         }
-        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Encodes every byte but unreserved characters and `/`.
+    static func percentEncode(_ text: String) -> String {
+        var text = text
+        return text.withUTF8 { bytes in
+            let count = percentEncodedCount(bytes)
+            guard count > 0 else { return "" }
+            return String(unsafeUninitializedCapacity: count) { buffer in
+                var out = LinkBytes(buffer.baseAddress!)
+                percentEncode(bytes, into: &out)
+                return out.count(from: buffer.baseAddress!)
+            }
+        }
     }
 
     /// Decodes `%XX` once. Nil for a malformed escape, a NUL, or bytes that are not UTF-8.
@@ -183,5 +341,72 @@ public struct SignedLinks: LinkSigning, Sendable {
         }
         guard !out.contains(0) else { return nil }
         return String(validating: out, as: UTF8.self)
+    }
+}
+
+/// A write position in memory sized beforehand (a link is measured first, then written once).
+struct LinkBytes {
+    private(set) var position: UnsafeMutablePointer<UInt8>
+
+    init(_ start: UnsafeMutablePointer<UInt8>) { position = start }
+
+    func count(from start: UnsafeMutablePointer<UInt8>) -> Int { position - start }
+
+    @inline(__always)
+    mutating func append(_ byte: UInt8) {
+        position.initialize(to: byte)
+        position += 1
+    }
+
+    mutating func append(_ bytes: UnsafeBufferPointer<UInt8>) {
+        guard let source = bytes.baseAddress, bytes.count > 0 else { return }
+        position.initialize(from: source, count: bytes.count)
+        position += bytes.count
+    }
+
+    mutating func append(_ bytes: [UInt8]) {
+        bytes.withUnsafeBufferPointer { append($0) }
+    }
+
+    mutating func append(_ text: StaticString) {
+        append(UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+    }
+
+    /// Leaves `count` bytes to be written later; returns where they start.
+    mutating func skip(_ count: Int) -> UnsafeMutablePointer<UInt8> {
+        defer { position += count }
+        return position
+    }
+
+    /// Writes `value` as `String(value, radix: radix)` does (lowercase digits, `-` when negative), in
+    /// `digits` bytes from `digitCount`.
+    mutating func append(_ value: Int64, radix: Int, digits: Int) {
+        let table = Self.hexDigits(uppercase: false)
+        var magnitude = value.magnitude
+        let base = UInt64(radix)
+        var index = digits - 1
+        repeat {
+            position[index] = table[Int(magnitude % base)]
+            magnitude /= base
+            index -= 1
+        } while magnitude > 0
+        if value < 0 { position[0] = UInt8(ascii: "-") }
+        position += digits
+    }
+
+    /// Characters of `String(value, radix: radix)`.
+    static func digitCount(_ value: Int64, radix: Int) -> Int {
+        var magnitude = value.magnitude
+        var count = value < 0 ? 1 : 0
+        repeat {
+            count += 1
+            magnitude /= UInt64(radix)
+        } while magnitude > 0
+        return count
+    }
+
+    static func hexDigits(uppercase: Bool) -> UnsafePointer<UInt8> {
+        let digits: StaticString = uppercase ? "0123456789ABCDEF" : "0123456789abcdef"
+        return digits.utf8Start
     }
 }

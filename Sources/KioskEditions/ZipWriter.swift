@@ -1,10 +1,11 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CLibDeflate
 import CLibZ
 import Crypto
 
-/// Raw deflate (no zlib header, windowBits -15) over one `z_stream` reused for every entry.
+/// Raw deflate (no zlib header, windowBits -15) over one `z_stream`, for entries streamed in chunks.
 /// The stream lives at a fixed heap address, as zlib requires.
 final class Deflater {
     private let stream: UnsafeMutablePointer<z_stream>
@@ -46,34 +47,6 @@ final class Deflater {
         return capacity - Int(stream.pointee.avail_out)
     }
 
-    /// Compresses `count` bytes in one pass, deciding on the way: the first `probe` bytes are compressed
-    /// and flushed (`Z_SYNC_FLUSH`, a few bytes of overhead) and `accept(probe, compressedSoFar)` asked;
-    /// on no, nil (store it). Otherwise the rest follows in the same stream and `accept(count, total)`
-    /// decides again. `output` must hold `bound(count) + 64` bytes. Returns the compressed size, or nil.
-    func compressProbing(_ input: UnsafeRawPointer, count: Int, probe: Int, into output: UnsafeMutableRawPointer,
-                         capacity: Int, accept: (Int, Int) -> Bool) throws -> Int? {
-        reset()
-        let first = min(count, probe)
-        stream.pointee.next_in = UnsafeMutablePointer(mutating: input.assumingMemoryBound(to: Bytef.self))
-        stream.pointee.avail_in = uInt(first)
-        stream.pointee.next_out = output.assumingMemoryBound(to: Bytef.self)
-        stream.pointee.avail_out = uInt(capacity)
-        if first == count {
-            let status = deflate(stream, Z_FINISH)
-            guard status == Z_STREAM_END else { throw ZipError.zlib("deflate", status) }
-            let total = capacity - Int(stream.pointee.avail_out)
-            return accept(count, total) ? total : nil
-        }
-        var status = deflate(stream, Z_SYNC_FLUSH)
-        guard status == Z_OK else { throw ZipError.zlib("deflate", status) }
-        guard accept(first, capacity - Int(stream.pointee.avail_out)) else { return nil }
-        stream.pointee.avail_in = uInt(count - first)     // next_in already points at byte `first`
-        status = deflate(stream, Z_FINISH)
-        guard status == Z_STREAM_END else { throw ZipError.zlib("deflate", status) }
-        let total = capacity - Int(stream.pointee.avail_out)
-        return accept(count, total) ? total : nil
-    }
-
     /// Feeds `count` bytes (finishing the stream when `finish`), handing each full or final output chunk
     /// to `emit`.
     func compress(_ input: UnsafeRawPointer, count: Int, finish: Bool, scratch: UnsafeMutableRawBufferPointer,
@@ -94,14 +67,46 @@ final class Deflater {
     }
 }
 
+/// libdeflate's raw deflate of a whole buffer in one call, for entries read whole into memory.
+/// A compressor is used by one thread at a time and reused for every entry it compresses.
+final class WholeDeflater: @unchecked Sendable {
+    private let compressor: OpaquePointer
+
+    /// `level` on zlib's scale (0 stores, 1 fastest, -1 zlib's default 6); libdeflate goes up to 12.
+    init(level: Int32) throws {
+        let clamped = level < 0 ? 6 : min(level, 12)
+        guard let compressor = libdeflate_alloc_compressor(clamped) else {
+            throw ZipError.libdeflate("libdeflate_alloc_compressor(\(clamped))")
+        }
+        self.compressor = compressor
+    }
+
+    deinit { libdeflate_free_compressor(compressor) }
+
+    /// Worst-case output size of compressing `count` bytes, for any compressor.
+    static func bound(_ count: Int) -> Int { libdeflate_deflate_compress_bound(nil, count) }
+
+    /// Compresses `count` bytes at `input` into at most `capacity` bytes at `output`; returns the
+    /// compressed size, or nil when the result would not fit.
+    func compress(_ input: UnsafeRawPointer, count: Int, into output: UnsafeMutableRawPointer, capacity: Int) -> Int? {
+        let written = libdeflate_deflate_compress(compressor, input, count, output, capacity)
+        return written == 0 ? nil : written
+    }
+
+    /// CRC-32 (the ZIP one) of `count` bytes at `bytes`.
+    static func crc32(_ bytes: UnsafeRawPointer, count: Int) -> UInt32 { libdeflate_crc32(0, bytes, count) }
+}
+
 enum ZipError: Error, CustomStringConvertible {
     case zlib(String, Int32)
+    case libdeflate(String)
     case changed(String)
     case tooLarge(String)
 
     var description: String {
         switch self {
         case .zlib(let call, let status): "zlib \(call) failed (\(status))"
+        case .libdeflate(let call): "\(call) failed"
         case .changed(let path): "\(path) changed while the bundle was being built"
         case .tooLarge(let name): "\(name) is too large for an entry without ZIP64"
         }

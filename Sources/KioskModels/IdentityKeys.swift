@@ -1,4 +1,9 @@
 import Crypto
+#if canImport(FoundationEssentials)
+import FoundationEssentials     // ContiguousBytes
+#else
+import Foundation
+#endif
 
 /// Issues identity keys: HMAC-SHA256 of (app, device, user) with the server's secret.
 ///
@@ -28,27 +33,53 @@ public struct IdentityKeyIssuer: Sendable {
 
 /// Base64url without padding (RFC 4648 §5), used by every token Kiosk signs.
 public enum Base64URL {
-    private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+    /// The 64 digits, at a fixed address (no array, no lazy global).
+    private static let digits: StaticString = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
 
-    public static func encode(_ bytes: some Sequence<UInt8>) -> String {
-        let input = Array(bytes)
-        var output = [UInt8]()
-        output.reserveCapacity((input.count * 4 + 2) / 3)
+    /// Characters in the encoding of `count` bytes.
+    public static func encodedCount(_ count: Int) -> Int { (count * 4 + 2) / 3 }
+
+    /// Writes the encoding of `bytes` at `output`, which must have room for `encodedCount(bytes.count)`
+    /// bytes; returns how many it wrote.
+    @discardableResult
+    public static func encode(_ bytes: UnsafeRawBufferPointer, into output: UnsafeMutablePointer<UInt8>) -> Int {
+        let table = digits.utf8Start
+        let count = bytes.count
         var index = 0
-        while index + 3 <= input.count {
-            let chunk = UInt32(input[index]) << 16 | UInt32(input[index + 1]) << 8 | UInt32(input[index + 2])
-            output.append(alphabet[Int(chunk >> 18 & 63)]); output.append(alphabet[Int(chunk >> 12 & 63)])
-            output.append(alphabet[Int(chunk >> 6 & 63)]); output.append(alphabet[Int(chunk & 63)])
+        var written = 0
+        while index + 3 <= count {
+            let chunk = UInt32(bytes[index]) << 16 | UInt32(bytes[index + 1]) << 8 | UInt32(bytes[index + 2])
+            output[written] = table[Int(chunk >> 18)]
+            output[written + 1] = table[Int(chunk >> 12 & 63)]
+            output[written + 2] = table[Int(chunk >> 6 & 63)]
+            output[written + 3] = table[Int(chunk & 63)]
             index += 3
+            written += 4
         }
-        let rest = input.count - index
+        let rest = count - index
         if rest > 0 {
-            var chunk = UInt32(input[index]) << 16
-            if rest == 2 { chunk |= UInt32(input[index + 1]) << 8 }
-            output.append(alphabet[Int(chunk >> 18 & 63)]); output.append(alphabet[Int(chunk >> 12 & 63)])
-            if rest == 2 { output.append(alphabet[Int(chunk >> 6 & 63)]) }
+            var chunk = UInt32(bytes[index]) << 16
+            if rest == 2 { chunk |= UInt32(bytes[index + 1]) << 8 }
+            output[written] = table[Int(chunk >> 18)]
+            output[written + 1] = table[Int(chunk >> 12 & 63)]
+            written += 2
+            if rest == 2 { output[written] = table[Int(chunk >> 6 & 63)]; written += 1 }
         }
-        return String(decoding: output, as: UTF8.self)
+        return written
+    }
+
+    /// The encoding of `bytes`, written straight into the string's storage.
+    public static func encode(_ bytes: UnsafeRawBufferPointer) -> String {
+        guard !bytes.isEmpty else { return "" }
+        return String(unsafeUninitializedCapacity: encodedCount(bytes.count)) { encode(bytes, into: $0.baseAddress!) }
+    }
+
+    /// The encoding of any bytes: contiguous ones (arrays, MACs, digests) are read in place, others
+    /// copied once.
+    public static func encode(_ bytes: some Sequence<UInt8>) -> String {
+        if let encoded = bytes.withContiguousStorageIfAvailable({ encode(UnsafeRawBufferPointer($0)) }) { return encoded }
+        if let contiguous = bytes as? any ContiguousBytes { return contiguous.withUnsafeBytes { encode($0) } }
+        return Array(bytes).withUnsafeBytes { encode($0) }
     }
 
     /// Decodes unpadded base64url; nil for any other character or an impossible length.

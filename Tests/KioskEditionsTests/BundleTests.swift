@@ -36,7 +36,7 @@ import Testing
         var noise = Noise(seed: 7)
         let textPDF = Fixtures.pdf(text: 50_000)
         let imagePDF = Fixtures.pdf(text: 200, binary: 80_000)
-        // Random first block, compressible rest: the first block decides (stored).
+        // Random first block, compressible rest: read whole, so the whole entry decides (deflated).
         let randomHead = Array("%PDF-1.4\n".utf8) + noise.bytes(70_000) + Array(Fixtures.pdf(text: 200_000).dropFirst(9))
         let files: [(String, [UInt8])] = [
             ("pdf/001.pdf", textPDF), ("pdf/002.pdf", imagePDF), ("pdf/003.pdf", randomHead),
@@ -48,11 +48,11 @@ import Testing
         ]
         let result = try build(files, options: BundleOptions(sync: false))
         let methods = try acceptedByUnzipAndPython(result.zip, folder: result.folder)
-        #expect(methods == ["edicio.xml": 8, "pdf/001.pdf": 8, "pdf/002.pdf": 0, "pdf/003.pdf": 0,
+        #expect(methods == ["edicio.xml": 8, "pdf/001.pdf": 8, "pdf/002.pdf": 0, "pdf/003.pdf": 8,
                             "jpg/001.jpg": 0, "jpgA/001.jpg": 0, "empty.bin": 0,
                             "jpgA/002.jpg": 0, "pdf/004.pdf": 0, "pdf/005.pdf": 8])
-        #expect(result.built.deflatedEntries == 3)
-        #expect(result.built.storedEntries == 7)
+        #expect(result.built.deflatedEntries == 4)
+        #expect(result.built.storedEntries == 6)
         #expect(result.built.size == Int64(readFile(result.zip).count))
         #expect(try run(["sha256sum", result.zip]).output.hasPrefix(result.built.sha256 + " "))
         // No data descriptors for entries read whole: local headers carry the real sizes.
@@ -78,6 +78,75 @@ import Testing
         let out = TemporaryFolder()
         _ = try? ArchiveExtractor.extract(archive: result.zip, into: out.path)
         for (name, bytes) in files { #expect(readFile(out.path + "/" + name) == bytes, "\(name)") }
+    }
+
+    /// Entries read whole are deflated by libdeflate, larger ones streamed through zlib, in one bundle:
+    /// every entry reads back byte for byte with Python's `zipfile` and with `unzip -p`, and what is
+    /// deflated saves at least `minimumSaving`.
+    @Test func libdeflateAndStreamedZlibEntriesReadBackExactly() throws {
+        var noise = Noise(seed: 11)
+        let limit = 64 << 10
+        let files: [(String, [UInt8])] = [
+            ("pdf/001.pdf", Fixtures.pdf(text: 40_000)),                        // whole, deflated
+            ("pdf/002.pdf", Fixtures.pdf(text: 300, binary: 40_000, seed: 5)),  // whole, saves < 5 %: stored
+            ("pdf/003.pdf", noise.bytes(50_000)),                               // whole, random: stored
+            ("pdf/004.pdf", [UInt8](repeating: 0, count: limit)),               // whole, exactly the limit
+            ("pdf/005.pdf", Array("%PDF".utf8)),                                // whole, too short to pay
+            ("pdf/006.pdf", Fixtures.pdf(text: 300_000)),                       // over the limit: zlib, deflated
+            // Over the limit, random first block, compressible rest: the streamed probe decides (stored).
+            ("pdf/007.pdf", Array("%PDF-1.4\n".utf8) + noise.bytes(20_000) + Fixtures.pdf(text: 100_000)),
+            ("jpgA/001.jpg", Fixtures.jpeg(body: 100_000, compressible: true)), // over the limit, JPEG: stored
+            ("jpg/001.jpg", Fixtures.jpeg(body: 5_000)),                        // whole, JPEG: stored
+        ]
+        let options = BundleOptions(probeBytes: 16 << 10, bufferLimit: limit, sync: false)
+        let result = try build(files, options: options)
+        let methods = try acceptedByUnzipAndPython(result.zip, folder: result.folder)
+        #expect(methods == ["edicio.xml": 8, "pdf/001.pdf": 8, "pdf/002.pdf": 0, "pdf/003.pdf": 0, "pdf/004.pdf": 8,
+                            "pdf/005.pdf": 0, "pdf/006.pdf": 8, "pdf/007.pdf": 0, "jpgA/001.jpg": 0, "jpg/001.jpg": 0])
+        #expect(readFile(result.zip).occurrences(of: [0x50, 0x4B, 0x07, 0x08]) == 3, "data descriptors of the streamed")
+        let extracted = TemporaryFolder()
+        for (name, bytes) in files {
+            let copy = extracted.path + "/" + name.replacingOccurrences(of: "/", with: "-")
+            let unzip = try run(["sh", "-c", "unzip -p \"$0\" \"$1\" > \"$2\"", result.zip, name, copy])
+            #expect(unzip.status == 0, "\(unzip.error)")
+            #expect(readFile(copy) == bytes, "unzip -p \(name)")
+        }
+        let savings = try run(["python3", "-c", """
+            import sys, zipfile
+            for i in zipfile.ZipFile(sys.argv[1]).infolist():
+                if i.compress_type == 8 and i.compress_size > i.file_size * 0.95:
+                    print(i.filename, i.file_size, i.compress_size)
+            """, result.zip])
+        #expect(savings.status == 0 && savings.output.isEmpty, "deflated without paying: \(savings.output) \(savings.error)")
+    }
+
+    /// The compressed-size cap follows `pays`, and odd `minimumSaving` values neither overflow it nor
+    /// lose bytes: negative ones deflate even what grows, NaN stores everything.
+    @Test func oddMinimumSavingsAreClamped() throws {
+        func capacity(_ original: Int, _ saving: Double, limit: Int = 10_000) -> Int {
+            BundleBuilder.payingCapacity(original, options: BundleOptions(minimumSaving: saving), limit: limit)
+        }
+        #expect(capacity(1_000, 0.05) == 950)
+        #expect(capacity(999, 0.05) == 949)                 // 949.05: a size of 950 would not pay
+        #expect(BundleBuilder.pays(999, 949, options: BundleOptions()) && !BundleBuilder.pays(999, 950, options: BundleOptions()))
+        #expect(capacity(1_000, 0) == 1_000)
+        #expect(capacity(1_000, 1) == 0 && capacity(1_000, 2) == 0)
+        #expect(capacity(1_000, -0.5) == 1_500)
+        #expect(capacity(1_000, -100, limit: 1_200) == 1_200)
+        #expect(capacity(Int.max, -.infinity, limit: 1_200) == 1_200)
+        #expect(capacity(1_000, .nan) == 0 && capacity(1_000, .infinity) == 0 && capacity(1_000, -.infinity) == 10_000)
+        var noise = Noise(seed: 13)
+        let files: [(String, [UInt8])] = [
+            ("pdf/001.pdf", noise.bytes(30_000)), ("pdf/002.pdf", Fixtures.pdf(text: 20_000)),
+            ("pdf/003.pdf", noise.bytes(100_000)),      // streamed
+        ]
+        for saving in [-1.0, -Double.infinity, Double.nan] {
+            let result = try build(files, options: BundleOptions(minimumSaving: saving, bufferLimit: 64 << 10, sync: false))
+            let methods = try acceptedByUnzipAndPython(result.zip, folder: result.folder)
+            let expected = saving.isNaN ? 0 : 8
+            #expect(methods == ["edicio.xml": expected, "pdf/001.pdf": expected, "pdf/002.pdf": expected, "pdf/003.pdf": expected],
+                    "minimumSaving \(saving)")
+        }
     }
 
     @Test func forcedZIP64IsAcceptedByUnzipAndPython() throws {

@@ -287,5 +287,13 @@ import Testing
         #expect(try fetch(String(flipped)).0 == 403)
         #expect(try fetch(signed.replacingOccurrences(of: ".zip", with: ".zap")).0 == 403)
         #expect(try fetch(links.path(to: path, now: now - 7200)).0 == 410)
+        // A link whose expiry is rounded up to a 300 s bucket: nginx serves it like any other.
+        let bucketed = SignedLinks(format: .nginx, secret: Self.secret, prefix: "/files", baseURL: "",
+                                   lifetimeSeconds: 3600, expiryBucketSeconds: 300)
+        let rounded = bucketed.path(to: path, now: now)
+        let expires = try #require(Int64(rounded.split(separator: "=").last ?? ""))
+        #expect(expires % 300 == 0 && expires >= now + 3600 && expires < now + 3900)
+        #expect(try fetch(rounded) == (200, fixture.bytes(path).count))
+        #expect(try fetch(bucketed.path(to: path, now: now - 7200)).0 == 410)
     }
 }
