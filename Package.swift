@@ -59,6 +59,12 @@ let package = Package(
             path: "Benchmarks/XMLRPCBenchmark",
             swiftSettings: swiftSettings),
 
+        // File primitives that know no kiosk word: system calls, ZIP records and deflate, the executor for blocking work.
+        .target(
+            name: "KioskFiles",
+            dependencies: ["CLibZ", "CLibDeflate", "CSystemCalls", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: swiftSettings),
+
         // The kiosk domain: its words, rules and the store interface. No I/O.
         .target(
             name: "KioskModels",
@@ -78,7 +84,7 @@ let package = Package(
         .target(
             name: "KioskEditions",
             dependencies: [
-                "KioskModels", "CLibZ", "CLibDeflate", "CSystemCalls",
+                "KioskModels", "KioskFiles", "CLibZ",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -103,7 +109,7 @@ let package = Package(
         .target(
             name: "KioskHTTP",
             dependencies: [
-                "XMLRPC", "KioskModels", "KioskEditions", "KioskRPC", "KioskConfig",
+                "XMLRPC", "KioskModels", "KioskFiles", "KioskEditions", "KioskRPC", "KioskConfig",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
@@ -125,7 +131,7 @@ let package = Package(
         .executableTarget(
             name: "KioskServer",
             dependencies: [
-                "XMLRPC", "KioskModels", "KioskStorage", "KioskEditions", "KioskRPC", "KioskConfig", "KioskHTTP",
+                "XMLRPC", "KioskModels", "KioskStorage", "KioskFiles", "KioskEditions", "KioskRPC", "KioskConfig", "KioskHTTP",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -157,14 +163,14 @@ let package = Package(
         .testTarget(
             name: "KioskEditionsTests",
             dependencies: [
-                "KioskEditions", "KioskStorage", "KioskModels",
+                "KioskFiles", "KioskEditions", "KioskStorage", "KioskModels",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: swiftSettings),
         .testTarget(
             name: "KioskServerTests",
             dependencies: [
-                "KioskServer", "XMLRPC", "KioskModels", "KioskStorage", "KioskEditions", "KioskRPC", "KioskConfig", "KioskHTTP",
+                "KioskServer", "XMLRPC", "KioskModels", "KioskStorage", "KioskFiles", "KioskEditions", "KioskRPC", "KioskConfig", "KioskHTTP",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],
             exclude: ["RecordedAnswers"],

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import CLibZ
+import KioskFiles
 
 /// Unpacks an uploaded publish folder (ZIP, tar or gzip-compressed tar, told apart by content) into an
 /// empty folder, refusing anything that could write outside it or is not a plain file or folder:

@@ -4,6 +4,7 @@
 import Glibc
 #endif
 import CLibZ
+import KioskFiles
 
 protocol ByteSource {
     /// Reads up to `count` bytes; 0 at the end.

@@ -5,6 +5,7 @@ import CLibZ
 import Dispatch
 import Foundation
 import KioskModels
+import KioskFiles
 
 /// One file to put in a bundle.
 public struct BundleEntry: Sendable, Hashable {

@@ -4,6 +4,7 @@ import Glibc
 import Crypto
 import KioskModels
 import Logging
+import KioskFiles
 
 /// What the bundle service reports as it works; metrics plug in here.
 public protocol BundleObserver: Sendable {

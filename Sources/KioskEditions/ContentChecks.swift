@@ -1,3 +1,5 @@
+import KioskFiles
+
 /// Limits a publish must respect. Defaults suit a daily newspaper with large page scans.
 public struct PublishLimits: Sendable, Hashable {
     /// Largest single file.

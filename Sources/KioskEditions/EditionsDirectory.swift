@@ -3,6 +3,7 @@ import Glibc
 #endif
 import KioskModels
 import Logging
+import KioskFiles
 
 /// The three files of a page, as the bundle and the published layout name them.
 public enum PageFileKind: String, Sendable, CaseIterable {

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import KioskModels
 import Logging
+import KioskFiles
 
 /// How far a publish has got, for the CLI's progress line and the HTTP endpoint's log.
 public struct PublishProgress: Sendable, Hashable {

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import KioskModels
+import KioskFiles
 
 /// The two signed-link formats a stock web server can also verify.
 public enum LinkFormat: String, Sendable, CaseIterable {

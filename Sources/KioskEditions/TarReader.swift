@@ -4,6 +4,7 @@
 import Glibc
 #endif
 import CLibZ
+import KioskFiles
 
 enum TarReader {
     static func looksLikeTar(_ file: OpenFile) throws -> Bool {

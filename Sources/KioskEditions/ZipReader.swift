@@ -4,6 +4,7 @@
 import Glibc
 #endif
 import CLibZ
+import KioskFiles
 
 struct ZipReader {
     let file: OpenFile

@@ -7,6 +7,7 @@ import NIOCore
 import NIOSSL
 import ServiceLifecycle
 import KioskConfig
+import KioskFiles
 
 /// The routes of the server, on the runtime in `runtime`; with `metrics`, HTTP metrics and `GET /metrics`;
 /// with `benchmarkPeerRoutes` (`serve --data`), the reference peer's `/zip` route too.

@@ -2,6 +2,7 @@ import HTTPTypes
 import NIOCore
 import NIOHTTPTypes
 import KioskConfig
+import KioskFiles
 
 /// Closes a connection once a response that says `Connection: close` is written.
 ///

@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import KioskFiles
 
 /// JSON answers: one encoder (keys sorted, slashes as they are), one line per document.
 package enum JSONResponse {

@@ -2,6 +2,7 @@ import Hummingbird
 import KioskEditions
 import NIOCore
 import KioskConfig
+import KioskFiles
 
 /// Every HTTP answer that is not a success, in one place: the status, a message a person can act on,
 /// and whether the connection closes because the request's body may be left unread. Routes throw it;

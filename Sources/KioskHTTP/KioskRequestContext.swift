@@ -3,6 +3,7 @@ import KioskRPC
 import Logging
 import NIOCore
 import KioskConfig
+import KioskFiles
 
 /// Per-request context: Hummingbird's core storage, the kiosk configuration in force when the request
 /// began, the connection it came on, and who it authenticated as.

@@ -3,6 +3,7 @@ import KioskRPC
 import NIOConcurrencyHelpers
 import XMLRPC
 import KioskConfig
+import KioskFiles
 
 /// Everything derived from one loaded configuration. Replaced whole on reload (SIGHUP).
 package struct KioskRuntime: Sendable {

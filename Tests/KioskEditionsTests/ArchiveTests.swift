@@ -2,6 +2,7 @@ import Foundation
 @testable import KioskEditions
 import KioskModels
 import Testing
+@testable import KioskFiles
 
 @Suite struct ArchiveTests {
     /// Runs Python to write an archive at argv[1] (tarfile/zipfile in the script).

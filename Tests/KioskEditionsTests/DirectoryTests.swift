@@ -3,6 +3,7 @@ import Foundation
 import KioskModels
 import KioskStorage
 import Testing
+@testable import KioskFiles
 
 @Suite struct DirectoryTests {
     let day = TestEnvironment.day

@@ -1,5 +1,6 @@
 import Testing
 @testable import KioskEditions
+@testable import KioskFiles
 
 /// Inputs the fuzzers (Fuzz/) found; each stays here as a regression test and in Fuzz/corpus/.
 @Suite struct FuzzRegressionTests {

@@ -2,6 +2,7 @@ import Foundation
 @testable import KioskEditions
 import KioskModels
 import Testing
+@testable import KioskFiles
 
 @Suite struct ManifestTests {
     func parse(_ text: String) throws(PublishRejected) -> PublishManifest {

@@ -4,6 +4,7 @@ import KioskModels
 import KioskStorage
 import Synchronization
 import Testing
+@testable import KioskFiles
 
 @Suite struct PublishTests {
     let day = TestEnvironment.day

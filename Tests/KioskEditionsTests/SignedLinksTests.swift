@@ -3,6 +3,7 @@ import Foundation
 @testable import KioskEditions
 import KioskModels
 import Testing
+@testable import KioskFiles
 
 @Suite struct SignedLinksTests {
     let secret = "s3cr3t-for-tests-0123456789abcdefghij"

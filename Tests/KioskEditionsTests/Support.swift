@@ -1,5 +1,6 @@
 import Foundation
 @testable import KioskEditions
+@testable import KioskFiles
 import KioskModels
 import KioskStorage
 

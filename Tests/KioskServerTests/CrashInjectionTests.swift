@@ -3,6 +3,7 @@ import Testing
 @testable import KioskServer
 @testable import KioskConfig
 @testable import KioskHTTP
+@testable import KioskFiles
 
 /// `kill -9` at random points of publishes, first-demand bundle builds, `consumirDemo` under load and
 /// `user import`, with the invariants checked by `Tests/Clients/crash_check.py` after every kill and,

@@ -3,6 +3,7 @@ import Testing
 @testable import KioskServer
 @testable import KioskConfig
 @testable import KioskHTTP
+@testable import KioskFiles
 
 /// The repository's deployment files, used as written: `Deploy/nginx-kiosk.conf` in front of the real
 /// binary on loopback (TLS at nginx, XML-RPC proxied, `nginx`-format links served by nginx itself).

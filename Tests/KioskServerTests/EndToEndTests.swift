@@ -5,6 +5,7 @@ import Testing
 @testable import KioskServer
 @testable import KioskConfig
 @testable import KioskHTTP
+@testable import KioskFiles
 
 /// The real binary end to end: sample data, publishing through the CLI and over HTTP, downloads by
 /// signed link checked with `unzip -t` and Python's `zipfile`, withdrawal, a republish while a reader

@@ -3,6 +3,7 @@ import Testing
 @testable import KioskServer
 @testable import KioskConfig
 @testable import KioskHTTP
+@testable import KioskFiles
 
 /// Faults from below the server: a full editions disk and a locked database. Each must fail the one
 /// operation with a clear answer, change nothing, and leave the server serving.

@@ -10,6 +10,7 @@ import Testing
 @testable import KioskServer
 @testable import KioskConfig
 @testable import KioskHTTP
+@testable import KioskFiles
 
 /// File delivery and the publishers' endpoint on a plain router, over real HTTP.
 @Suite struct FileDeliveryTests {

@@ -4,6 +4,7 @@ import Testing
 @testable import KioskServer
 @testable import KioskConfig
 @testable import KioskHTTP
+@testable import KioskFiles
 
 /// HTTP behaviour the old apps and operators rely on, over raw sockets (Python) and the real binary.
 @Suite struct HTTPBehaviourTests {

@@ -3,6 +3,7 @@ import Testing
 @testable import KioskServer
 @testable import KioskConfig
 @testable import KioskHTTP
+@testable import KioskFiles
 
 /// The server attacked the way the internet will: hostile XML, oversized and never-ending bodies,
 /// slow clients, credential hammering, path tricks on file links and odd ranges. Every case checks

@@ -3,6 +3,7 @@ import Testing
 @testable import KioskServer
 @testable import KioskConfig
 @testable import KioskHTTP
+@testable import KioskFiles
 
 /// The six wire methods over real HTTP with Python's `xmlrpc.client`, on a real SQLite file.
 @Suite struct KioskMethodsTests {

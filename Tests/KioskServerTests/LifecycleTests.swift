@@ -6,6 +6,7 @@ import Testing
 @testable import KioskServer
 @testable import KioskConfig
 @testable import KioskHTTP
+@testable import KioskFiles
 
 /// Health and readiness, configuration reload on SIGHUP, and JSON logs, on the real binary where it matters.
 @Suite struct LifecycleTests {

@@ -4,6 +4,7 @@ import Testing
 @testable import KioskServer
 @testable import KioskConfig
 @testable import KioskHTTP
+@testable import KioskFiles
 
 /// `links.expiry_bucket_seconds`: its default, its bounds, and that the signer gets it.
 @Suite struct LinkConfigurationTests {

@@ -10,6 +10,7 @@ import Testing
 @testable import KioskServer
 @testable import KioskConfig
 @testable import KioskHTTP
+@testable import KioskFiles
 
 /// `GET /metrics` and what it counts, each test on its own registry (no process-wide bootstrap).
 @Suite struct MetricsTests {

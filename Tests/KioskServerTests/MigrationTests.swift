@@ -5,6 +5,7 @@ import Testing
 @testable import KioskServer
 @testable import KioskConfig
 @testable import KioskHTTP
+@testable import KioskFiles
 
 /// Moving from El Quiosc: the old Joomla accounts and USERS_MOBILS devices imported with the real binary,
 /// then used by the 2012 app's own requests (`Tests/Clients/old_app.py`) against the real server.

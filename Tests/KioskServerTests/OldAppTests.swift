@@ -6,6 +6,7 @@ import Testing
 @testable import KioskServer
 @testable import KioskConfig
 @testable import KioskHTTP
+@testable import KioskFiles
 
 /// The apps already in the stores, and the move from the 2012 system (El Quiosc): every request here is
 /// the bytes the 2012 app sends (`Tests/Clients/old_app.py`: the Cocoa XML-RPC framework's encoding over

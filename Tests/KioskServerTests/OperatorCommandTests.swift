@@ -5,6 +5,7 @@ import Testing
 @testable import KioskServer
 @testable import KioskConfig
 @testable import KioskHTTP
+@testable import KioskFiles
 
 /// The operator's CLI commands, run as the real binary on a real database.
 @Suite struct OperatorCommandTests {

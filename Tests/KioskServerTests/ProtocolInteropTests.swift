@@ -4,6 +4,7 @@ import XMLRPC
 @testable import KioskServer
 @testable import KioskConfig
 @testable import KioskHTTP
+@testable import KioskFiles
 
 /// The XML-RPC layer over real HTTP with clients nobody here wrote (Python, Ruby, Perl), against
 /// test methods registered only here: an echo of every type, a sum and a fault.

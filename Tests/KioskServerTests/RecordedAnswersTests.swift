@@ -7,6 +7,7 @@ import Testing
 @testable import KioskServer
 @testable import KioskConfig
 @testable import KioskHTTP
+@testable import KioskFiles
 
 /// The six methods' answers on the repository's sample data, byte for byte as recorded in
 /// `Tests/KioskServerTests/RecordedAnswers/` (links aside: their token and time are masked). A change of

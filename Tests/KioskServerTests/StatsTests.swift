@@ -6,6 +6,7 @@ import Testing
 @testable import KioskServer
 @testable import KioskConfig
 @testable import KioskHTTP
+@testable import KioskFiles
 
 /// `KioskServer stats` and the store queries behind it, on data whose every number is known.
 @Suite struct StatsTests {

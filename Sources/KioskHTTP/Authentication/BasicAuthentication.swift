@@ -4,6 +4,7 @@ import Hummingbird
 import KioskModels
 import NIOConcurrencyHelpers
 import KioskConfig
+import KioskFiles
 
 /// The HTTP Basic credentials of a request, if well-formed.
 package struct BasicCredentials: Sendable {

@@ -3,6 +3,7 @@ import KioskModels
 import NIOCore
 import NIOPosix
 import KioskConfig
+import KioskFiles
 
 /// bcrypt hashing, and checking of bcrypt and the 2012 system's hashes, off the event loops (on NIO's
 /// blocking thread pool).

@@ -1,5 +1,6 @@
 import Foundation
 import KioskConfig
+import KioskFiles
 
 /// A single `Range: bytes=` range (RFC 9110 §14.1.2).
 package enum ByteRange: Equatable {

@@ -2,6 +2,7 @@ import Hummingbird
 import KioskEditions
 import NIOCore
 import KioskConfig
+import KioskFiles
 
 /// One chunk buffer, filled on the event loop or the thread pool and then handed to the connection.
 ///

@@ -6,6 +6,7 @@ import Logging
 import NIOCore
 import NIOPosix
 import KioskConfig
+import KioskFiles
 
 /// Serves the files behind signed links: `GET` and `HEAD`, one byte range per request (`206`,
 /// `Content-Range`, `416`), `ETag` with `If-None-Match` and `If-Range`, streamed from an open descriptor

@@ -1,5 +1,6 @@
 import KioskModels
 import KioskConfig
+import KioskFiles
 
 /// IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`) without Foundation.
 package enum HTTPDate {

@@ -5,6 +5,7 @@ import NIOConcurrencyHelpers
 import NIOCore
 import Prometheus
 import KioskConfig
+import KioskFiles
 
 /// Counts every HTTP request by route pattern, method and status, times it, keeps the in-flight gauge,
 /// and for signed-link files (`links.prefix`) counts downloads started and completed and the body bytes

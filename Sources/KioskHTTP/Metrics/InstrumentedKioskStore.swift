@@ -1,5 +1,6 @@
 import KioskModels
 import KioskConfig
+import KioskFiles
 
 /// A `KioskStore` that times every call of the store it wraps (`kiosk_database_duration_seconds`,
 /// `kiosk_database_errors_total`, by operation) and counts what the calls decide: demo grants

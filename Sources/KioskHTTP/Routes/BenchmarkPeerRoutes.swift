@@ -2,6 +2,7 @@ import Hummingbird
 import KioskModels
 import KioskRPC
 import KioskConfig
+import KioskFiles
 
 /// `GET /zip/{edicio_id}/{YYYY-MM-DD}.zip` with API client credentials: the reference peer's bundle route
 /// (`../shared/bench/peer_server.py`), added only by `serve --data`, so the shared load harness

@@ -5,6 +5,7 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 import KioskConfig
+import KioskFiles
 
 /// `GET /healthz`: the process is up and serving.
 ///

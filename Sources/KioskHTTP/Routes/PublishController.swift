@@ -6,6 +6,7 @@ import Logging
 import NIOCore
 import NIOPosix
 import KioskConfig
+import KioskFiles
 
 /// The publishers' HTTP endpoint, behind their own HTTP Basic credentials (`BasicAuthenticationMiddleware.publishers`):
 ///

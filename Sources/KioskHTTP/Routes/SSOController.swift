@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import KioskModels
 import KioskConfig
+import KioskFiles
 
 /// `GET /sso/verify?hash=…`: the web kiosk checks a `hashQuiosc` hash and learns who it names.
 package struct SSOController {

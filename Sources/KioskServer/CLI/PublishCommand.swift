@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import KioskEditions
+import KioskFiles
 import KioskModels
 import Logging
 import KioskConfig

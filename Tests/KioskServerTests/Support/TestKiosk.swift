@@ -8,6 +8,7 @@ import Testing
 @testable import KioskServer
 @testable import KioskConfig
 @testable import KioskHTTP
+@testable import KioskFiles
 
 /// A kiosk on a real SQLite file in a temporary directory, with the repository's sample configuration.
 struct TestKiosk {

@@ -7,13 +7,13 @@ import Crypto
 
 /// Raw deflate (no zlib header, windowBits -15) over one `z_stream`, for entries streamed in chunks.
 /// The stream lives at a fixed heap address, as zlib requires.
-final class Deflater {
+package final class Deflater {
     private let stream: UnsafeMutablePointer<z_stream>
     /// zlib's largest hash table (memLevel 9, 384 KiB per stream instead of 256): on page PDFs at level 1
     /// it deflates 13% faster than the default 8 (fewer hash collisions) and 0.05 points smaller.
-    static let memoryLevel: Int32 = 9
+    package static let memoryLevel: Int32 = 9
 
-    init(level: Int32) throws {
+    package init(level: Int32) throws {
         stream = .allocate(capacity: 1)
         stream.initialize(to: z_stream())
         let status = deflateInit2_(stream, level, Z_DEFLATED, -15, Self.memoryLevel, Z_DEFAULT_STRATEGY,
@@ -30,13 +30,13 @@ final class Deflater {
     }
 
     /// Worst-case output size of compressing `count` bytes in one go.
-    func bound(_ count: Int) -> Int { Int(deflateBound(stream, uLong(count))) }
+    package func bound(_ count: Int) -> Int { Int(deflateBound(stream, uLong(count))) }
 
-    func reset() { deflateReset(stream) }
+    package func reset() { deflateReset(stream) }
 
     /// Compresses `count` bytes at `input` completely into `output` (which must hold `bound(count)`);
     /// returns the compressed size.
-    func compressAll(_ input: UnsafeRawPointer, count: Int, into output: UnsafeMutableRawPointer, capacity: Int) throws -> Int {
+    package func compressAll(_ input: UnsafeRawPointer, count: Int, into output: UnsafeMutableRawPointer, capacity: Int) throws -> Int {
         reset()
         stream.pointee.next_in = UnsafeMutablePointer(mutating: input.assumingMemoryBound(to: Bytef.self))
         stream.pointee.avail_in = uInt(count)
@@ -49,7 +49,7 @@ final class Deflater {
 
     /// Feeds `count` bytes (finishing the stream when `finish`), handing each full or final output chunk
     /// to `emit`.
-    func compress(_ input: UnsafeRawPointer, count: Int, finish: Bool, scratch: UnsafeMutableRawBufferPointer,
+    package func compress(_ input: UnsafeRawPointer, count: Int, finish: Bool, scratch: UnsafeMutableRawBufferPointer,
                   emit: (UnsafeRawBufferPointer) throws -> Void) throws {
         stream.pointee.next_in = UnsafeMutablePointer(mutating: input.assumingMemoryBound(to: Bytef.self))
         stream.pointee.avail_in = uInt(count)
@@ -69,11 +69,11 @@ final class Deflater {
 
 /// libdeflate's raw deflate of a whole buffer in one call, for entries read whole into memory.
 /// A compressor is used by one thread at a time and reused for every entry it compresses.
-final class WholeDeflater: @unchecked Sendable {
+package final class WholeDeflater: @unchecked Sendable {
     private let compressor: OpaquePointer
 
     /// `level` on zlib's scale (0 stores, 1 fastest, -1 zlib's default 6); libdeflate goes up to 12.
-    init(level: Int32) throws {
+    package init(level: Int32) throws {
         let clamped = level < 0 ? 6 : min(level, 12)
         guard let compressor = libdeflate_alloc_compressor(clamped) else {
             throw ZipError.libdeflate("libdeflate_alloc_compressor(\(clamped))")
@@ -84,26 +84,26 @@ final class WholeDeflater: @unchecked Sendable {
     deinit { libdeflate_free_compressor(compressor) }
 
     /// Worst-case output size of compressing `count` bytes, for any compressor.
-    static func bound(_ count: Int) -> Int { libdeflate_deflate_compress_bound(nil, count) }
+    package static func bound(_ count: Int) -> Int { libdeflate_deflate_compress_bound(nil, count) }
 
     /// Compresses `count` bytes at `input` into at most `capacity` bytes at `output`; returns the
     /// compressed size, or nil when the result would not fit.
-    func compress(_ input: UnsafeRawPointer, count: Int, into output: UnsafeMutableRawPointer, capacity: Int) -> Int? {
+    package func compress(_ input: UnsafeRawPointer, count: Int, into output: UnsafeMutableRawPointer, capacity: Int) -> Int? {
         let written = libdeflate_deflate_compress(compressor, input, count, output, capacity)
         return written == 0 ? nil : written
     }
 
     /// CRC-32 (the ZIP one) of `count` bytes at `bytes`.
-    static func crc32(_ bytes: UnsafeRawPointer, count: Int) -> UInt32 { libdeflate_crc32(0, bytes, count) }
+    package static func crc32(_ bytes: UnsafeRawPointer, count: Int) -> UInt32 { libdeflate_crc32(0, bytes, count) }
 }
 
-enum ZipError: Error, CustomStringConvertible {
+package enum ZipError: Error, CustomStringConvertible {
     case zlib(String, Int32)
     case libdeflate(String)
     case changed(String)
     case tooLarge(String)
 
-    var description: String {
+    package var description: String {
         switch self {
         case .zlib(let call, let status): "zlib \(call) failed (\(status))"
         case .libdeflate(let call): "\(call) failed"
@@ -115,21 +115,21 @@ enum ZipError: Error, CustomStringConvertible {
 
 /// Appends bytes to the archive file through a buffer, hashing them (SHA-256) in write order and
 /// counting the offset.
-final class ArchiveOutput {
+package final class ArchiveOutput {
     private let file: OpenFile
     private var hasher = SHA256()
     private let buffer: UnsafeMutableRawBufferPointer
     private var pending = 0
-    private(set) var offset: UInt64 = 0
+    package private(set) var offset: UInt64 = 0
 
-    init(file: OpenFile, bufferSize: Int = 256 << 10) {
+    package init(file: OpenFile, bufferSize: Int = 256 << 10) {
         self.file = file
         buffer = .allocate(byteCount: bufferSize, alignment: 16)
     }
 
     deinit { buffer.deallocate() }
 
-    func append(_ bytes: UnsafeRawBufferPointer) throws {
+    package func append(_ bytes: UnsafeRawBufferPointer) throws {
         guard bytes.count > 0 else { return }
         if pending + bytes.count > buffer.count || bytes.count >= buffer.count / 2 { try flush() }
         if bytes.count >= buffer.count / 2 {
@@ -143,11 +143,11 @@ final class ArchiveOutput {
         offset += UInt64(bytes.count)
     }
 
-    func append(_ bytes: [UInt8]) throws {
+    package func append(_ bytes: [UInt8]) throws {
         try bytes.withUnsafeBytes { try append($0) }
     }
 
-    func flush() throws {
+    package func flush() throws {
         guard pending > 0 else { return }
         let chunk = UnsafeRawBufferPointer(rebasing: buffer[0..<pending])
         hasher.update(bufferPointer: chunk)
@@ -156,7 +156,7 @@ final class ArchiveOutput {
     }
 
     /// Flushes and returns the lowercase hex SHA-256 of everything written.
-    func finish() throws -> String {
+    package func finish() throws -> String {
         try flush()
         return hasher.finalize().map { byte in
             let hex = String(byte, radix: 16)
@@ -166,42 +166,48 @@ final class ArchiveOutput {
 }
 
 /// Little-endian field writer for ZIP headers.
-struct HeaderBytes {
-    var bytes: [UInt8] = []
-    init(capacity: Int = 64) { bytes.reserveCapacity(capacity) }
-    mutating func u16(_ value: UInt16) { bytes.append(UInt8(value & 0xFF)); bytes.append(UInt8(value >> 8)) }
-    mutating func u32(_ value: UInt32) { for shift in stride(from: 0, to: 32, by: 8) { bytes.append(UInt8(truncatingIfNeeded: value >> UInt32(shift))) } }
-    mutating func u64(_ value: UInt64) { for shift in stride(from: 0, to: 64, by: 8) { bytes.append(UInt8(truncatingIfNeeded: value >> UInt64(shift))) } }
-    mutating func append(_ other: [UInt8]) { bytes.append(contentsOf: other) }
+package struct HeaderBytes {
+    package var bytes: [UInt8] = []
+    package init(capacity: Int = 64) { bytes.reserveCapacity(capacity) }
+    package mutating func u16(_ value: UInt16) { bytes.append(UInt8(value & 0xFF)); bytes.append(UInt8(value >> 8)) }
+    package mutating func u32(_ value: UInt32) { for shift in stride(from: 0, to: 32, by: 8) { bytes.append(UInt8(truncatingIfNeeded: value >> UInt32(shift))) } }
+    package mutating func u64(_ value: UInt64) { for shift in stride(from: 0, to: 64, by: 8) { bytes.append(UInt8(truncatingIfNeeded: value >> UInt64(shift))) } }
+    package mutating func append(_ other: [UInt8]) { bytes.append(contentsOf: other) }
 }
 
 /// What the central directory needs to know about an entry once written.
-struct CentralRecord {
-    var name: [UInt8]
-    var method: UInt16
-    var flags: UInt16
-    var crc: UInt32
-    var compressedSize: UInt64
-    var size: UInt64
-    var localHeaderOffset: UInt64
+package struct CentralRecord {
+    package var name: [UInt8]
+    package var method: UInt16
+    package var flags: UInt16
+    package var crc: UInt32
+    package var compressedSize: UInt64
+    package var size: UInt64
+    package var localHeaderOffset: UInt64
+
+    package init(name: [UInt8], method: UInt16, flags: UInt16, crc: UInt32, compressedSize: UInt64, size: UInt64,
+                 localHeaderOffset: UInt64) {
+        self.name = name; self.method = method; self.flags = flags; self.crc = crc
+        self.compressedSize = compressedSize; self.size = size; self.localHeaderOffset = localHeaderOffset
+    }
 }
 
 /// ZIP format constants and header encoding (PKWARE APPNOTE 6.3.x).
-enum ZipFormat {
-    static let max32: UInt64 = 0xFFFF_FFFF
-    static let max16: UInt64 = 0xFFFF
-    static let versionMadeBy: UInt16 = 3 << 8 | 45     // Unix, spec 4.5
-    static let flagDataDescriptor: UInt16 = 1 << 3
-    static let flagUTF8: UInt16 = 1 << 11
-    static let externalAttributes: UInt32 = 0o100644 << 16   // regular file, rw-r--r--
+package enum ZipFormat {
+    package static let max32: UInt64 = 0xFFFF_FFFF
+    package static let max16: UInt64 = 0xFFFF
+    package static let versionMadeBy: UInt16 = 3 << 8 | 45     // Unix, spec 4.5
+    package static let flagDataDescriptor: UInt16 = 1 << 3
+    package static let flagUTF8: UInt16 = 1 << 11
+    package static let externalAttributes: UInt32 = 0o100644 << 16   // regular file, rw-r--r--
 
     /// DOS date and time of midnight on `date` (ZIP's only mandatory timestamp).
-    static func dosDateTime(year: Int, month: Int, day: Int) -> (date: UInt16, time: UInt16) {
+    package static func dosDateTime(year: Int, month: Int, day: Int) -> (date: UInt16, time: UInt16) {
         let y = min(max(year, 1980), 2107)
         return (UInt16((y - 1980) << 9 | month << 5 | day), 0)
     }
 
-    static func localHeader(name: [UInt8], flags: UInt16, method: UInt16, dos: (date: UInt16, time: UInt16),
+    package static func localHeader(name: [UInt8], flags: UInt16, method: UInt16, dos: (date: UInt16, time: UInt16),
                             crc: UInt32, compressedSize: UInt64, size: UInt64, zip64: Bool) -> [UInt8] {
         var h = HeaderBytes(capacity: 30 + name.count + 20)
         h.u32(0x0403_4B50)
@@ -225,7 +231,7 @@ enum ZipFormat {
         return h.bytes
     }
 
-    static func dataDescriptor(crc: UInt32, compressedSize: UInt64, size: UInt64, zip64: Bool) -> [UInt8] {
+    package static func dataDescriptor(crc: UInt32, compressedSize: UInt64, size: UInt64, zip64: Bool) -> [UInt8] {
         var h = HeaderBytes(capacity: 24)
         h.u32(0x0807_4B50)
         h.u32(crc)
@@ -233,7 +239,7 @@ enum ZipFormat {
         return h.bytes
     }
 
-    static func centralHeader(_ r: CentralRecord, dos: (date: UInt16, time: UInt16), forceZIP64: Bool) -> [UInt8] {
+    package static func centralHeader(_ r: CentralRecord, dos: (date: UInt16, time: UInt16), forceZIP64: Bool) -> [UInt8] {
         let bigSize = forceZIP64 || r.size >= max32
         let bigCompressed = forceZIP64 || r.compressedSize >= max32
         let bigOffset = forceZIP64 || r.localHeaderOffset >= max32
@@ -271,7 +277,7 @@ enum ZipFormat {
 
     /// The end records: ZIP64 end record and locator when anything needs them (or forced), then the
     /// classic end of central directory record.
-    static func end(entries: Int, directoryOffset: UInt64, directorySize: UInt64, forceZIP64: Bool) -> [UInt8] {
+    package static func end(entries: Int, directoryOffset: UInt64, directorySize: UInt64, forceZIP64: Bool) -> [UInt8] {
         let zip64 = forceZIP64 || UInt64(entries) >= max16 || directoryOffset >= max32 || directorySize >= max32
         var h = HeaderBytes(capacity: 98)
         if zip64 {

@@ -28,7 +28,7 @@ public final class OpenFile: Sendable {
     /// The path it was opened by, for messages.
     public let path: String
 
-    init(fd: Int32, path: String) { self.fd = fd; self.path = path }
+    package init(fd: Int32, path: String) { self.fd = fd; self.path = path }
     deinit { close(fd) }
 
     /// `fstat` of the open file.
@@ -102,21 +102,21 @@ public final class OpenFile: Sendable {
 }
 
 /// Small wrappers over the system calls the editions code needs, with errors that name the path.
-enum FS {
-    static func open(_ path: String, _ flags: Int32, mode: mode_t = 0o644) throws -> OpenFile {
+package enum FS {
+    package static func open(_ path: String, _ flags: Int32, mode: mode_t = 0o644) throws -> OpenFile {
         let fd = Glibc.open(path, flags | O_CLOEXEC, mode)
         guard fd >= 0 else { throw SystemError("open", path) }
         return OpenFile(fd: fd, path: path)
     }
 
-    static func openDirectory(_ path: String) throws -> OpenFile {
+    package static func openDirectory(_ path: String) throws -> OpenFile {
         try open(path, O_RDONLY | O_DIRECTORY)
     }
 
     /// Opens `relative` below the directory `base`, refusing any symbolic link on the way (every
     /// component is opened with `O_NOFOLLOW`), any `..`, and anything that is not a directory before the
     /// last component. The caller checks the last component's type with `fstat`.
-    static func openBeneath(_ base: OpenFile, _ relative: String, flags: Int32 = O_RDONLY) throws -> OpenFile {
+    package static func openBeneath(_ base: OpenFile, _ relative: String, flags: Int32 = O_RDONLY) throws -> OpenFile {
         let components = relative.split(separator: "/", omittingEmptySubsequences: false)
         guard !components.isEmpty else { throw SystemError("open", relative, code: ENOENT) }
         var current = base
@@ -137,18 +137,18 @@ enum FS {
         return current
     }
 
-    static func lstat(_ path: String) -> stat? {
+    package static func lstat(_ path: String) -> stat? {
         var info = stat()
         return Glibc.lstat(path, &info) == 0 ? info : nil
     }
 
-    static func isDirectory(_ info: stat) -> Bool { info.st_mode & S_IFMT == S_IFDIR }
-    static func isRegular(_ info: stat) -> Bool { info.st_mode & S_IFMT == S_IFREG }
+    package static func isDirectory(_ info: stat) -> Bool { info.st_mode & S_IFMT == S_IFDIR }
+    package static func isRegular(_ info: stat) -> Bool { info.st_mode & S_IFMT == S_IFREG }
 
-    static func exists(_ path: String) -> Bool { lstat(path) != nil }
+    package static func exists(_ path: String) -> Bool { lstat(path) != nil }
 
     /// Creates `path` and missing parents (mode 0755), fsyncing each parent that gained an entry.
-    static func makeDirectories(_ path: String) throws {
+    package static func makeDirectories(_ path: String) throws {
         if let info = lstat(path) {
             guard isDirectory(info) else { throw SystemError("mkdir", path, code: ENOTDIR) }
             return
@@ -159,25 +159,25 @@ enum FS {
         try syncDirectory(parent)
     }
 
-    static func parentPath(_ path: String) -> String {
+    package static func parentPath(_ path: String) -> String {
         guard let slash = path.lastIndex(of: "/") else { return "." }
         return slash == path.startIndex ? "/" : String(path[..<slash])
     }
 
-    static func syncDirectory(_ path: String) throws {
+    package static func syncDirectory(_ path: String) throws {
         try openDirectory(path).sync()
     }
 
-    static func rename(_ from: String, _ to: String) throws {
+    package static func rename(_ from: String, _ to: String) throws {
         guard Glibc.rename(from, to) == 0 else { throw SystemError("rename", "\(from) -> \(to)") }
     }
 
-    static func unlink(_ path: String) {
+    package static func unlink(_ path: String) {
         _ = Glibc.unlink(path)
     }
 
     /// The names in a directory (without `.` and `..`).
-    static func list(_ path: String) throws -> [String] {
+    package static func list(_ path: String) throws -> [String] {
         guard let dir = opendir(path) else { throw SystemError("opendir", path) }
         defer { closedir(dir) }
         var names: [String] = []
@@ -191,7 +191,7 @@ enum FS {
     }
 
     /// Removes `path` and everything below it without following symbolic links. Missing is fine.
-    static func removeTree(_ path: String) throws {
+    package static func removeTree(_ path: String) throws {
         guard let info = lstat(path) else { return }
         if isDirectory(info) {
             for name in try list(path) { try removeTree(path + "/" + name) }
@@ -202,14 +202,14 @@ enum FS {
     }
 
     /// `realpath(3)`.
-    static func realPath(_ path: String) throws -> String {
+    package static func realPath(_ path: String) throws -> String {
         guard let resolved = Glibc.realpath(path, nil) else { throw SystemError("realpath", path) }
         defer { free(resolved) }
         return String(cString: resolved)
     }
 
     /// A short random hex string for temporary names.
-    static func randomSuffix() -> String {
+    package static func randomSuffix() -> String {
         var generator = SystemRandomNumberGenerator()
         return String(UInt64.random(in: 0...UInt64.max, using: &generator), radix: 16)
     }
@@ -217,7 +217,7 @@ enum FS {
     /// Unix time now, in seconds.
 
     /// Monotonic seconds, for rates.
-    static func monotonic() -> Double {
+    package static func monotonic() -> Double {
         var spec = timespec()
         clock_gettime(CLOCK_MONOTONIC, &spec)
         return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
@@ -249,7 +249,7 @@ public final class FileLock: Sendable {
     }
 
     /// Locks an already open file or directory without waiting; nil when it is held.
-    static func tryLock(_ file: OpenFile) throws -> FileLock? {
+    package static func tryLock(_ file: OpenFile) throws -> FileLock? {
         if flock(file.fd, LOCK_EX | LOCK_NB) == 0 { return FileLock(file: file) }
         if errno == EWOULDBLOCK { return nil }
         throw SystemError("flock", file.path)
