@@ -12,6 +12,8 @@ let package = Package(
         .executable(name: "KioskServer", targets: ["KioskServer"]),
         .library(name: "XMLRPC", targets: ["XMLRPC"]),
         .library(name: "KioskModels", targets: ["KioskModels"]),
+        // For the benchmarks package (Benchmarks/Package.swift).
+        .library(name: "KioskEditions", targets: ["KioskEditions"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
@@ -28,8 +30,6 @@ let package = Package(
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
-        // Only for the bundle benchmark's comparison (the server's ZIP writer is ours, on libdeflate and zlib).
-        .package(url: "https://github.com/weichsel/ZIPFoundation.git", from: "0.9.20"),
     ],
     targets: [
         // System libraries named by the product design.
@@ -50,13 +50,6 @@ let package = Package(
         .target(
             name: "XMLRPC",
             dependencies: ["CLibXML2"],
-            swiftSettings: swiftSettings),
-
-        // Codec benchmark (ours vs Python's xmlrpc.client): swift run -c release XMLRPCBenchmark
-        .executableTarget(
-            name: "XMLRPCBenchmark",
-            dependencies: ["XMLRPC"],
-            path: "Benchmarks/XMLRPCBenchmark",
             swiftSettings: swiftSettings),
 
         // File primitives that know no kiosk word: system calls, ZIP records and deflate, the executor for blocking work.
@@ -147,18 +140,6 @@ let package = Package(
         .testTarget(
             name: "XMLRPCTests",
             dependencies: ["XMLRPC"],
-            swiftSettings: swiftSettings),
-        // Times BundleBuilder on the reference data set against ZIPFoundation (Benchmarks/bundle_bench.sh).
-        .executableTarget(
-            name: "BundleBenchmark",
-            dependencies: ["KioskEditions", "KioskModels", .product(name: "ZIPFoundation", package: "ZIPFoundation")],
-            path: "Benchmarks/BundleBenchmark",
-            swiftSettings: swiftSettings),
-        // Signs the links of getEdicio answers (145 each), both formats: Benchmarks/README.md.
-        .executableTarget(
-            name: "LinkSigningBenchmark",
-            dependencies: ["KioskEditions", "KioskModels"],
-            path: "Benchmarks/LinkSigningBenchmark",
             swiftSettings: swiftSettings),
         .testTarget(
             name: "KioskEditionsTests",

@@ -2,7 +2,7 @@
 // the bundle), each made by SignedLinks.link(to:now:). Prints links/s and answers/s for both link
 // formats, then the verification of the same links (what serving a file costs before the disk).
 //
-//     swift run -c release LinkSigningBenchmark [--seconds N]       (or Benchmarks/release.sh's build)
+//     swift run --package-path Benchmarks -c release LinkSigningBenchmark [--seconds N]       (or Benchmarks/release.sh's build)
 import Foundation
 import KioskEditions
 

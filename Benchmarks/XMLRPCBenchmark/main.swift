@@ -1,7 +1,7 @@
 // XML-RPC codec benchmark: a typical edition response and a typical getEdicio call, measured with the
 // XMLRPC module and (in the same run) with Python's xmlrpc.client through Benchmarks/xmlrpc_codec_peer.py.
 //
-//   swift run -c release XMLRPCBenchmark [--seconds 3] [--no-python] [--python python3]
+//   swift run --package-path Benchmarks -c release XMLRPCBenchmark [--seconds 3] [--no-python] [--python python3]
 
 import XMLRPC
 

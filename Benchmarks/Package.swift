@@ -1,0 +1,38 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+// Benchmarks of Kiosk's parts, in a package of their own (as SwiftNIO keeps its benchmarks): the product
+// resolves and links none of their dependencies. Built by the scripts beside this file (Benchmarks/README.md).
+let package = Package(
+    name: "KioskBenchmarks",
+    platforms: [.macOS(.v14)],
+    dependencies: [
+        .package(name: "Kiosk", path: ".."),
+        // Only for the bundle benchmark's comparison (Kiosk's ZIP writer is its own).
+        .package(url: "https://github.com/weichsel/ZIPFoundation.git", from: "0.9.20"),
+    ],
+    targets: [
+        // The XML-RPC codec against Python's xmlrpc.client (xmlrpc_codec_peer.py).
+        .executableTarget(
+            name: "XMLRPCBenchmark",
+            dependencies: [.product(name: "XMLRPC", package: "Kiosk")],
+            path: "XMLRPCBenchmark"),
+        // The bundle builder on the reference data set, against ZIPFoundation (bundle_bench.sh).
+        .executableTarget(
+            name: "BundleBenchmark",
+            dependencies: [
+                .product(name: "KioskEditions", package: "Kiosk"),
+                .product(name: "KioskModels", package: "Kiosk"),
+                .product(name: "ZIPFoundation", package: "ZIPFoundation"),
+            ],
+            path: "BundleBenchmark"),
+        // Signed links per second, as getEdicio signs them.
+        .executableTarget(
+            name: "LinkSigningBenchmark",
+            dependencies: [
+                .product(name: "KioskEditions", package: "Kiosk"),
+                .product(name: "KioskModels", package: "Kiosk"),
+            ],
+            path: "LinkSigningBenchmark"),
+    ]
+)
