@@ -104,7 +104,7 @@ package struct BasicAuthenticationMiddleware: RouterMiddleware {
     }
 }
 
-package extension BasicAuthenticationMiddleware {
+extension BasicAuthenticationMiddleware {
     /// The reader apps' API clients (`api_clients`), realm `kiosk`; bodies up to the XML-RPC limit are drained.
     package static let apiClients = Self(realm: "kiosk", message: "authentication required",
                                  accounts: { $0.runtime.apiClients }, drainLimit: { $0.runtime.configuration.limits.maxBodyBytes })

@@ -128,7 +128,7 @@ package struct ConnectionCountingChannel<Base: ServerChildChannel>: ServerChildC
     }
 }
 
-package extension HTTPServerBuilder {
+extension HTTPServerBuilder {
     /// HTTP/1.1 like `.http1(configuration:)`, counting connections into `metrics` when given
     /// (TLS, when configured, wraps this builder, so TLS connections are counted too).
     package static func http1(configuration: HTTP1Channel.Configuration, countingConnectionsIn metrics: KioskMetrics?) -> HTTPServerBuilder {

@@ -1,0 +1,180 @@
+import Foundation
+import KioskModels
+import Yams
+
+/// A configuration problem, naming the file, the key and what is wrong.
+package struct ConfigurationError: Error, CustomStringConvertible {
+    package var file: String
+    package var key: String
+    package var problem: String
+    package var description: String { "\(file): \(key.isEmpty ? "" : "\(key): ")\(problem)" }
+    package init(file: String, key: String, problem: String) { self.file = file; self.key = key; self.problem = problem }
+}
+
+extension KioskConfiguration {
+    /// The repository's configuration, used when no `--config` is given.
+    package static let defaultPath = "Config/kiosk.yaml"
+
+    /// Reads and validates a configuration file; every problem names the file and the key.
+    package static func load(from path: String) throws -> KioskConfiguration {
+        let text: String
+        do {
+            text = try String(contentsOfFile: path, encoding: .utf8)
+        } catch {
+            throw ConfigurationError(file: path, key: "", problem: "cannot be read (\(error.localizedDescription))")
+        }
+        if let node = try? Yams.compose(yaml: text), let unknown = ConfigurationKeys.file.unknownKey(in: node) {
+            throw ConfigurationError(file: path, key: unknown, problem: "is not a known key (misspelt?)")
+        }
+        let configuration: KioskConfiguration
+        do {
+            let decoder = YAMLDecoder()
+            configuration = try decoder.decode(KioskConfiguration.self, from: text,
+                                               userInfo: [:])
+        } catch let error as DecodingError {
+            throw ConfigurationError(decoding: error, file: path)
+        } catch {
+            throw ConfigurationError(file: path, key: "", problem: "is not valid YAML: \(error)")
+        }
+        try configuration.validate(file: path)
+        return configuration
+    }
+
+    package func validate(file: String) throws {
+        func fail(_ key: String, _ problem: String) -> ConfigurationError {
+            ConfigurationError(file: file, key: key, problem: problem)
+        }
+        guard (0...65535).contains(server.port) else { throw fail("server.port", "must be 0-65535, got \(server.port)") }
+        if let url = server.publicURL, !(url.hasPrefix("http://") || url.hasPrefix("https://")) {
+            throw fail("server.public_url", "must start with http:// or https://")
+        }
+        try validateRPCPaths(fail)
+        guard limits.maxBodyBytes >= 1024 else { throw fail("limits.max_body_bytes", "must be at least 1024") }
+        guard signIn.maxFailures >= 1 else { throw fail("sign_in.max_failures", "must be at least 1") }
+        guard signIn.windowSeconds >= 1 else { throw fail("sign_in.window_seconds", "must be at least 1") }
+        guard ["kiosk", "nginx"].contains(links.format) else {
+            throw fail("links.format", "must be kiosk or nginx, got \"\(links.format)\"")
+        }
+        guard links.prefix.hasPrefix("/"), !links.prefix.hasSuffix("/"), links.prefix.count > 1 else {
+            throw fail("links.prefix", "must start with / and not end with /, e.g. /files")
+        }
+        guard links.lifetimeSeconds >= 10 else { throw fail("links.lifetime_seconds", "must be at least 10") }
+        guard (0...links.lifetimeSeconds).contains(links.expiryBucketSeconds) else {
+            throw fail("links.expiry_bucket_seconds",
+                       "must be 0 (off) to links.lifetime_seconds (\(links.lifetimeSeconds)), got \(links.expiryBucketSeconds)")
+        }
+        if metrics.loopbackOnly == false && metrics.credentials.isEmpty {
+            throw fail("metrics.loopback_only", "false without metrics.credentials would let anyone scrape /metrics; add credentials or keep it true")
+        }
+        for (label, list) in [("api_clients", apiClients), ("publishers", publishers), ("metrics.credentials", metrics.credentials)] {
+            var seen = Set<String>()
+            for (index, credential) in list.enumerated() {
+                let key = "\(label)[\(index)]"
+                guard !credential.username.isEmpty, !credential.username.contains(":") else {
+                    throw fail("\(key).username", "must be non-empty and contain no ':'")
+                }
+                guard seen.insert(credential.username).inserted else {
+                    throw fail("\(key).username", "\"\(credential.username)\" is listed twice")
+                }
+                guard case .bcrypt? = StoredPasswordHash(credential.passwordHash) else {
+                    throw fail("\(key).password_hash", "must be a bcrypt hash ($2a$/$2b$/$2y$); make one with `KioskServer hash-password`")
+                }
+            }
+        }
+        var editionIDs = Set<Int>()
+        var publicationIDs = Set<Int>()
+        for (p, publication) in publications.enumerated() {
+            guard publication.id > 0, publicationIDs.insert(publication.id).inserted else {
+                throw fail("publications[\(p)].id", "must be a positive id used once, got \(publication.id)")
+            }
+            for (e, edition) in publication.editions.enumerated() {
+                guard edition.id > 0, edition.id <= Int(Int32.max), editionIDs.insert(edition.id).inserted else {
+                    throw fail("publications[\(p)].editions[\(e)].id", "must be a positive id used once, got \(edition.id)")
+                }
+            }
+        }
+        var appKeys = Set<String>()
+        for (a, app) in apps.enumerated() {
+            guard !app.key.isEmpty, appKeys.insert(app.key).inserted else {
+                throw fail("apps[\(a)].key", "must be non-empty and used once")
+            }
+            guard app.demoQuota >= 0 else { throw fail("apps[\(a)].demo_quota", "must be 0 or more") }
+            if let kiosk = app.webKiosk { try kiosk.validate(key: "apps[\(a)].web_kiosk", fail) }
+            var lineEditions = Set<Int>()
+            for (l, line) in app.lines.enumerated() {
+                guard editionIDs.contains(line.edition) else {
+                    throw fail("apps[\(a)].lines[\(l)].edition", "edition \(line.edition) is not defined under publications")
+                }
+                guard lineEditions.insert(line.edition).inserted else {
+                    throw fail("apps[\(a)].lines[\(l)].edition", "edition \(line.edition) has two lines in app \(app.key)")
+                }
+            }
+        }
+    }
+
+    /// The XML-RPC paths, each unique once a trailing `/` is dropped (the router does not tell them apart),
+    /// none under another route.
+    private func validateRPCPaths(_ fail: (String, String) -> ConfigurationError) throws {
+        guard !server.rpcPaths.isEmpty else { throw fail("server.rpc_paths", "must list at least one path, e.g. /RPC2") }
+        let reserved = ["/healthz", "/readyz", "/metrics", "/sso", "/publish", links.prefix]
+        for (index, path) in server.rpcPaths.enumerated() {
+            let key = "server.rpc_paths[\(index)]"
+            guard path.hasPrefix("/"), path.count > 1, !path.contains(where: { $0 == "?" || $0 == "#" || $0 == " " || $0 == ":" }) else {
+                throw fail(key, "must be a path starting with / (no query, spaces or parameters), got \"\(path)\"")
+            }
+            if let route = reserved.first(where: { path == $0 || path.hasPrefix($0 + "/") }) {
+                throw fail(key, "\(path) is under \(route), which Kiosk already answers")
+            }
+        }
+    }
+
+}
+
+extension KioskConfiguration.WebKioskEntry {
+    package func validate(key: String, _ fail: (String, String) -> ConfigurationError) throws {
+        guard baseURL.hasPrefix("http://") || baseURL.hasPrefix("https://") else {
+            throw fail("\(key).base_url", "must start with http:// or https://")
+        }
+        var owner: [String: String] = [:]   // folded name -> section
+        for entry in sections.entries {
+            guard owner.updateValue(entry.name, forKey: entry.name.lowercased()) == nil else {
+                throw fail("\(key).sections.\(entry.name)", "is listed twice (names match whatever their case)")
+            }
+        }
+        if let name = defaultSection, !sections.entries.contains(where: { $0.name == name }) {
+            throw fail("\(key).default_section", "\"\(name)\" is not one of the sections")
+        }
+        for (section, names) in aliases.sorted(by: { $0.key < $1.key }) {
+            guard sections.entries.contains(where: { $0.name == section }) else {
+                throw fail("\(key).aliases.\(section)", "\"\(section)\" is not one of the sections")
+            }
+            for name in names {
+                if let other = owner.updateValue(section, forKey: name.lowercased()), other != section {
+                    throw fail("\(key).aliases.\(section)", "\"\(name)\" already names section \"\(other)\"")
+                }
+            }
+        }
+    }
+}
+
+extension ConfigurationError {
+    package init(decoding error: DecodingError, file: String) {
+        func path(_ codingPath: [any CodingKey]) -> String {
+            codingPath.reduce(into: "") { text, key in
+                if let index = key.intValue { text += "[\(index)]" } else { text += (text.isEmpty ? "" : ".") + key.stringValue }
+            }
+        }
+        switch error {
+        case .typeMismatch(let type, let context):
+            self.init(file: file, key: path(context.codingPath), problem: "expected \(type): \(context.debugDescription)")
+        case .valueNotFound(let type, let context):
+            self.init(file: file, key: path(context.codingPath), problem: "missing \(type) value")
+        case .keyNotFound(let key, let context):
+            self.init(file: file, key: path(context.codingPath + [key]), problem: "is required")
+        case .dataCorrupted(let context):
+            self.init(file: file, key: path(context.codingPath), problem: context.debugDescription)
+        @unknown default:
+            self.init(file: file, key: "", problem: "\(error)")
+        }
+    }
+}
