@@ -10,12 +10,6 @@ import GRDB
 /// entries (then a key may be written again, which the primary key makes harmless). A failed write is
 /// forgotten, so the key's next call tries again; a crash loses at most the sightings not yet written.
 final class ActivityLog: @unchecked Sendable {
-    struct Entry: Hashable, Sendable {
-        var day: Int64
-        var appKey: String
-        var identityKey: String
-    }
-
     static let capacity = 500_000
     static let maxPending = 100_000
     static let batchSize = 512
@@ -23,14 +17,14 @@ final class ActivityLog: @unchecked Sendable {
     private let writer: any DatabaseWriter
     private let lock = NSLock()
     private var day: Int64 = 0
-    private var seen = Set<Entry>()
-    private var pending: [Entry] = []
+    private var seen = Set<ActiveIdentityRecord>()
+    private var pending: [ActiveIdentityRecord] = []
     private var writing = false
 
     init(writer: any DatabaseWriter) { self.writer = writer }
 
     /// Queues `entry` for writing unless this process already did today; returns at once.
-    func record(_ entry: Entry) {
+    func record(_ entry: ActiveIdentityRecord) {
         let startWriter: Bool = lock.withLock {
             if entry.day > day || seen.count >= Self.capacity {
                 day = max(day, entry.day)
@@ -47,7 +41,7 @@ final class ActivityLog: @unchecked Sendable {
 
     private func writePending() async {
         while true {
-            let batch: [Entry] = lock.withLock {
+            let batch: [ActiveIdentityRecord] = lock.withLock {
                 let batch = Array(pending.prefix(Self.batchSize))
                 pending.removeFirst(batch.count)
                 if batch.isEmpty { writing = false }
@@ -56,11 +50,7 @@ final class ActivityLog: @unchecked Sendable {
             if batch.isEmpty { return }
             do {
                 try await writer.write { db in
-                    let insert = try db.cachedStatement(sql: """
-                        INSERT INTO active_identities (day, app_key, identity_key) VALUES (?, ?, ?)
-                        ON CONFLICT DO NOTHING
-                        """)
-                    for entry in batch { try insert.execute(arguments: [entry.day, entry.appKey, entry.identityKey]) }
+                    for entry in batch { try entry.insert(db, onConflict: .ignore) }
                 }
             } catch {
                 lock.withLock { for entry in batch { seen.remove(entry) } }

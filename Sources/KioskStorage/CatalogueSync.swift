@@ -10,59 +10,41 @@ struct CatalogueSync {
 
     func apply(_ catalogue: Catalogue) throws -> [String] {
         var changes: [String] = []
-        for publication in catalogue.publications {
-            let current = try String.fetchOne(db, sql: "SELECT name FROM publications WHERE id = ?", arguments: [publication.id])
-            if current != publication.name {
-                try db.execute(sql: """
-                    INSERT INTO publications (id, name) VALUES (?, ?)
-                    ON CONFLICT (id) DO UPDATE SET name = excluded.name
-                    """, arguments: [publication.id, publication.name])
+        for publication in catalogue.publications.map(PublicationRecord.init) {
+            let current = try PublicationRecord.fetchOne(db, key: publication.id)
+            if current != publication {
+                try current == nil ? publication.insert(db) : publication.update(db)
                 changes.append(current == nil ? "add publication \(publication.id) \"\(publication.name)\""
                                               : "rename publication \(publication.id) to \"\(publication.name)\"")
             }
         }
-        for edition in catalogue.editions {
-            let row = try Row.fetchOne(db, sql: "SELECT publication_id, name, created_on FROM editions WHERE id = ?",
-                                       arguments: [edition.id])
-            let wanted: [DatabaseValue] = [edition.publicationID.databaseValue, edition.name.databaseValue,
-                                           edition.createdOn.description.databaseValue]
-            if row.map({ [$0[0], $0[1], $0[2]] as [DatabaseValue] }) != wanted {
-                try db.execute(sql: """
-                    INSERT INTO editions (id, publication_id, name, created_on) VALUES (?, ?, ?, ?)
-                    ON CONFLICT (id) DO UPDATE SET publication_id = excluded.publication_id, name = excluded.name,
-                                                   created_on = excluded.created_on
-                    """, arguments: [edition.id, edition.publicationID, edition.name, edition.createdOn.description])
-                changes.append("\(row == nil ? "add" : "update") edition \(edition.id) \"\(edition.name)\"")
+        for edition in catalogue.editions.map(EditionRecord.init) {
+            let current = try EditionRecord.fetchOne(db, key: edition.id)
+            if current != edition {
+                try current == nil ? edition.insert(db) : edition.update(db)
+                changes.append("\(current == nil ? "add" : "update") edition \(edition.id) \"\(edition.name)\"")
             }
         }
         let configuredApps = Set(catalogue.apps.map(\.key))
-        for key in try String.fetchAll(db, sql: "SELECT key FROM apps ORDER BY key") where !configuredApps.contains(key) {
-            try db.execute(sql: "DELETE FROM apps WHERE key = ?", arguments: [key])
-            changes.append("remove app \(key)")
+        for stored in try AppRecord.order(AppRecord.Columns.key).fetchAll(db) where !configuredApps.contains(stored.key) {
+            try stored.delete(db)
+            changes.append("remove app \(stored.key)")
         }
-        for app in catalogue.apps {
-            let row = try Row.fetchOne(db, sql: "SELECT name, demo_quota FROM apps WHERE key = ?", arguments: [app.key])
-            if row == nil || row![0] != app.name || row![1] != app.demoQuota {
-                try db.execute(sql: """
-                    INSERT INTO apps (key, name, demo_quota) VALUES (?, ?, ?)
-                    ON CONFLICT (key) DO UPDATE SET name = excluded.name, demo_quota = excluded.demo_quota
-                    """, arguments: [app.key, app.name, app.demoQuota])
-                changes.append("\(row == nil ? "add" : "update") app \(app.key) (demo quota \(app.demoQuota))")
+        for app in catalogue.apps.map(AppRecord.init) {
+            let current = try AppRecord.fetchOne(db, key: app.key)
+            if current != app {
+                try current == nil ? app.insert(db) : app.update(db)
+                changes.append("\(current == nil ? "add" : "update") app \(app.key) (demo quota \(app.demoQuota))")
             }
-            let lines = catalogue.tariffLines.filter { $0.appKey == app.key }
-            let current = try Row.fetchAll(db, sql: """
-                SELECT edition_id, sort_order, access FROM tariff_lines WHERE app_key = ? ORDER BY edition_id
-                """, arguments: [app.key]).map { "\($0[0] as Int):\($0[1] as Int):\($0[2] as String)" }
-            let wanted = lines.sorted { $0.editionID < $1.editionID }
-                .map { "\($0.editionID):\($0.order):\($0.access.rawValue)" }
-            if current != wanted {
-                try db.execute(sql: "DELETE FROM tariff_lines WHERE app_key = ?", arguments: [app.key])
-                for line in lines {
-                    try db.execute(sql: """
-                        INSERT INTO tariff_lines (app_key, edition_id, sort_order, access) VALUES (?, ?, ?, ?)
-                        """, arguments: [line.appKey, line.editionID, line.order, line.access.rawValue])
-                }
-                changes.append("set tariff lines of app \(app.key): " + wanted.joined(separator: ", "))
+            let lines = catalogue.tariffLines.filter { $0.appKey == app.key }.map(TariffLineRecord.init)
+            let currentLines = try TariffLineRecord.filter(TariffLineRecord.Columns.appKey == app.key)
+                .order(TariffLineRecord.Columns.editionID).fetchAll(db)
+            let wantedLines = lines.sorted { $0.editionID < $1.editionID }
+            if currentLines != wantedLines {
+                try TariffLineRecord.filter(TariffLineRecord.Columns.appKey == app.key).deleteAll(db)
+                for line in lines { try line.insert(db) }
+                changes.append("set tariff lines of app \(app.key): "
+                               + wantedLines.map { "\($0.editionID):\($0.sortOrder):\($0.access)" }.joined(separator: ", "))
             }
         }
         return changes

@@ -5,12 +5,9 @@ import KioskModels
 extension SQLiteKioskStore: IssueRegistry {
     public func edition(id: Int) async throws -> Edition? {
         try await pool.read { db in
-            try Row.fetchOne(db.cachedStatement(sql: """
+            try EditionRecord.fetchOne(db.cachedStatement(sql: """
                 SELECT id, publication_id, name, created_on FROM editions WHERE id = ?
-                """), arguments: [id]).map { row in
-                Edition(id: row[0], publicationID: row[1], name: row[2],
-                        createdOn: IssueDate(row[3] as String) ?? IssueDate(daysSinceEpoch: 0))
-            }
+                """), arguments: [id])?.edition
         }
     }
 
@@ -45,6 +42,8 @@ extension SQLiteKioskStore: IssueRegistry {
                 """), arguments: [editionID, day])
             try db.cachedStatement(sql: "DELETE FROM pages WHERE edition_id = ? AND date = ?")
                 .execute(arguments: [editionID, day])
+            let issue = IssueRecord(editionID: editionID, date: date, revision: revision, pageCount: pages.count,
+                                    publishedAt: time, bundle: bundle)
             try db.cachedStatement(sql: """
                 INSERT INTO issues (edition_id, date, revision, page_count, published_at, withdrawn_at,
                                     bundle_path, bundle_size, bundle_sha256)
@@ -54,15 +53,11 @@ extension SQLiteKioskStore: IssueRegistry {
                     published_at = excluded.published_at, withdrawn_at = NULL,
                     bundle_path = excluded.bundle_path, bundle_size = excluded.bundle_size,
                     bundle_sha256 = excluded.bundle_sha256
-                """).execute(arguments: [editionID, day, revision, pages.count, time,
-                                         bundle?.path, bundle?.size, bundle?.sha256])
-            let insert = try db.cachedStatement(sql: """
-                INSERT INTO pages (edition_id, date, number, section_id, pdf_path, jpg_path, jpga_path)
-                VALUES (?, ?, ?, ?, ?, ?, ?)
-                """)
+                """).execute(arguments: [issue.editionID, issue.date, issue.revision, issue.pageCount, issue.publishedAt,
+                                         issue.bundlePath, issue.bundleSize, issue.bundleSHA256])
             for page in pages.sorted(by: { $0.number < $1.number }) {
-                try insert.execute(arguments: [editionID, day, page.number, page.section.id,
-                                               page.files.pdf, page.files.jpg, page.files.jpgA])
+                var record = PageRecord(editionID: editionID, date: date, page: page)
+                try record.insert(db)
             }
             return replaced
         }
@@ -88,8 +83,10 @@ extension SQLiteKioskStore: IssueRegistry {
 
     public func storedRevisions() async throws -> [(editionID: Int, date: IssueDate, revision: Int)] {
         try await pool.read { db in
-            try Row.fetchAll(db.cachedStatement(sql: "SELECT edition_id, date, revision FROM issues")).compactMap { row in
-                IssueDate(row[1] as String).map { (editionID: row[0] as Int, date: $0, revision: row[2] as Int) }
+            try IssueRecord.fetchAll(db.cachedStatement(sql: """
+                SELECT \(IssueRecord.columnList(as: "i")) FROM issues i
+                """)).compactMap { issue in
+                IssueDate(issue.date).map { (editionID: issue.editionID, date: $0, revision: issue.revision) }
             }
         }
     }

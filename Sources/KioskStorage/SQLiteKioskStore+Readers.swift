@@ -86,10 +86,9 @@ extension SQLiteKioskStore {
             if try Bool.fetchOne(db, sql: "SELECT 1 FROM users WHERE username = ?", arguments: [username]) == true {
                 throw UserAdministrationError.usernameTaken(username)
             }
-            try db.execute(sql: """
-                INSERT INTO users (username, name, email, password_hash, created_at) VALUES (?, ?, ?, ?, ?)
-                """, arguments: [username, name, email, passwordHash, time])
-            return Int(db.lastInsertedRowID)
+            var record = UserRecord(username: username, name: name, email: email, passwordHash: passwordHash, createdAt: time)
+            try record.insert(db)
+            return record.user.id
         }
     }
 
@@ -116,10 +115,10 @@ extension SQLiteKioskStore {
                     userID = existing
                     summary.updated += 1
                 } else {
-                    try db.execute(sql: """
-                        INSERT INTO users (username, name, email, password_hash, created_at) VALUES (?, ?, ?, ?, ?)
-                        """, arguments: [user.username, user.name, user.email, user.passwordHash, time])
-                    userID = Int(db.lastInsertedRowID)
+                    var record = UserRecord(username: user.username, name: user.name, email: user.email,
+                                            passwordHash: user.passwordHash, createdAt: time)
+                    try record.insert(db)
+                    userID = record.user.id
                     summary.added += 1
                 }
                 for subscription in user.subscriptions {
@@ -154,18 +153,16 @@ extension SQLiteKioskStore {
                     }
                     userID = id
                 }
-                if let existing = try Row.fetchOne(db, sql: "SELECT app_key, device_key FROM identities WHERE key = ?",
-                                                   arguments: [identity.key]) {
-                    guard existing[0] as String == identity.appKey, existing[1] as String == identity.deviceKey else {
+                if let existing = try IdentityRecord.fetchOne(db, key: identity.key) {
+                    guard existing.appKey == identity.appKey, existing.deviceKey == identity.deviceKey else {
                         throw refuse(.identityKeyTaken(identity.key))
                     }
                     try db.execute(sql: "UPDATE identities SET user_id = ? WHERE key = ?", arguments: [userID, identity.key])
                     summary.updated += 1
                 } else {
-                    try db.execute(sql: """
-                        INSERT INTO identities (key, app_key, device_key, user_id, device_info, os, first_seen, last_seen, imported)
-                        VALUES (?, ?, ?, ?, '{}', '', ?, ?, 1)
-                        """, arguments: [identity.key, identity.appKey, identity.deviceKey, userID, time, time])
+                    try IdentityRecord(DeviceIdentity(key: identity.key, appKey: identity.appKey, deviceKey: identity.deviceKey,
+                                                      userID: userID, deviceInfo: [:], os: "", imported: true),
+                                       seenAt: time).insert(db)
                     summary.added += 1
                 }
                 try db.execute(sql: """
@@ -188,9 +185,10 @@ extension SQLiteKioskStore {
         guard try Bool.fetchOne(db, sql: "SELECT 1 FROM editions WHERE id = ?", arguments: [editionID]) == true else {
             throw UserAdministrationError.unknownEdition(editionID)
         }
+        let subscription = SubscriptionRecord(userID: userID, editionID: editionID, until: until)
         try db.execute(sql: """
             INSERT INTO subscriptions (user_id, edition_id, until) VALUES (?, ?, ?)
             ON CONFLICT (user_id, edition_id) DO UPDATE SET until = excluded.until
-            """, arguments: [userID, editionID, until.description])
+            """, arguments: [subscription.userID, subscription.editionID, subscription.until])
     }
 }

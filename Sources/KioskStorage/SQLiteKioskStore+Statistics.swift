@@ -122,41 +122,31 @@ extension SQLiteKioskStore {
                                          arguments: arguments) ?? 0
 
             let byEditionAndDay = try Row.fetchAll(db, sql: """
-                SELECT c.edition_id, COALESCE(e.name, ''), c.day, SUM(c.count)
+                SELECT c.edition_id, COALESCE(e.name, '') AS edition_name, c.day, SUM(c.count) AS downloads
                 FROM download_counts c LEFT JOIN editions e ON e.id = c.edition_id
                 \(filter)
                 GROUP BY c.day, c.edition_id ORDER BY c.day, c.edition_id
-                """, arguments: arguments).map { row in
-                KioskStatistics.EditionDay(editionID: row[0], editionName: row[1],
-                                           day: IssueDate(daysSinceEpoch: row[2]), downloads: row[3])
-            }
+                """, arguments: arguments).map(KioskStatistics.EditionDay.init(row:))
 
             let byApp = try Row.fetchAll(db, sql: """
-                SELECT c.app_key, COALESCE(a.name, ''), SUM(c.count) AS n
+                SELECT c.app_key, COALESCE(a.name, '') AS app_name, SUM(c.count) AS downloads
                 FROM download_counts c LEFT JOIN apps a ON a.key = c.app_key
                 \(filter)
-                GROUP BY c.app_key ORDER BY n DESC, c.app_key
-                """, arguments: arguments).map { row in
-                KioskStatistics.AppDownloads(appKey: row[0], appName: row[1], downloads: row[2])
-            }
+                GROUP BY c.app_key ORDER BY downloads DESC, c.app_key
+                """, arguments: arguments).map(KioskStatistics.AppDownloads.init(row:))
 
             let byOS = try Row.fetchAll(db, sql: """
-                SELECT c.os, SUM(c.count) AS n FROM download_counts c
+                SELECT c.os, SUM(c.count) AS downloads FROM download_counts c
                 \(filter)
-                GROUP BY c.os ORDER BY n DESC, c.os
-                """, arguments: arguments).map { row in
-                KioskStatistics.OSDownloads(os: row[0], downloads: row[1])
-            }
+                GROUP BY c.os ORDER BY downloads DESC, c.os
+                """, arguments: arguments).map(KioskStatistics.OSDownloads.init(row:))
 
             let topIssues = try Row.fetchAll(db, sql: """
-                SELECT c.edition_id, COALESCE(e.name, ''), c.date, SUM(c.count) AS n
+                SELECT c.edition_id, COALESCE(e.name, '') AS edition_name, c.date, SUM(c.count) AS downloads
                 FROM download_counts c LEFT JOIN editions e ON e.id = c.edition_id
                 \(filter)
-                GROUP BY c.edition_id, c.date ORDER BY n DESC, c.edition_id, c.date LIMIT ?
-                """, arguments: arguments + [max(0, query.topIssues)]).compactMap { row -> KioskStatistics.IssueDownloads? in
-                guard let date = IssueDate(row[2] as String) else { return nil }
-                return KioskStatistics.IssueDownloads(editionID: row[0], editionName: row[1], date: date, downloads: row[3])
-            }
+                GROUP BY c.edition_id, c.date ORDER BY downloads DESC, c.edition_id, c.date LIMIT ?
+                """, arguments: arguments + [max(0, query.topIssues)]).compactMap(KioskStatistics.IssueDownloads.init(row:))
 
             var demoConditions: [String] = []
             var demoArguments: StatementArguments = []
@@ -175,17 +165,17 @@ extension SQLiteKioskStore {
                     \(demoFilter)
                     GROUP BY g.app_key, g.device_key
                 )
-                SELECT d.app_key, COALESCE(a.name, ''), COUNT(*), SUM(d.grants), SUM(d.used),
+                SELECT d.app_key, COALESCE(a.name, '') AS app_name, COUNT(*) AS devices, SUM(d.grants) AS grants,
+                       SUM(d.used) AS used,
                        SUM(EXISTS (
                            SELECT 1 FROM identities i
                            WHERE i.app_key = d.app_key AND i.device_key = d.device_key AND i.user_id != 0
                              AND i.last_seen >= d.first_grant
                              AND EXISTS (SELECT 1 FROM subscriptions s WHERE s.user_id = i.user_id \(subscriptionFilter))))
+                           AS converted
                 FROM demo d LEFT JOIN apps a ON a.key = d.app_key
                 GROUP BY d.app_key ORDER BY d.app_key
-                """, arguments: demoArguments).map { row in
-                KioskStatistics.DemoUse(appKey: row[0], appName: row[1], devices: row[2], grants: row[3], used: row[4], converted: row[5])
-            }
+                """, arguments: demoArguments).map(KioskStatistics.DemoUse.init(row:))
 
             var activeConditions: [String] = []
             var activeArguments: StatementArguments = []
@@ -194,14 +184,11 @@ extension SQLiteKioskStore {
             if let app = query.appKey { activeConditions.append("x.app_key = ?"); activeArguments += [app] }
             let activeFilter = activeConditions.isEmpty ? "" : "WHERE " + activeConditions.joined(separator: " AND ")
             let activeDevices = try Row.fetchAll(db, sql: """
-                SELECT x.day, x.app_key, COALESCE(a.name, ''), COUNT(*)
+                SELECT x.day, x.app_key, COALESCE(a.name, '') AS app_name, COUNT(*) AS devices
                 FROM active_identities x LEFT JOIN apps a ON a.key = x.app_key
                 \(activeFilter)
                 GROUP BY x.day, x.app_key ORDER BY x.day, x.app_key
-                """, arguments: activeArguments).map { row in
-                KioskStatistics.ActiveDevices(day: IssueDate(daysSinceEpoch: row[0]), appKey: row[1], appName: row[2],
-                                              devices: row[3])
-            }
+                """, arguments: activeArguments).map(KioskStatistics.ActiveDevices.init(row:))
             let legacy = try Int.fetchOne(db, sql: Self.legacyPasswordHashCountSQL) ?? 0
 
             return KioskStatistics(query: query, totalDownloads: total, byEditionAndDay: byEditionAndDay,
@@ -213,5 +200,46 @@ extension SQLiteKioskStore {
     /// Proves the database answers: reads the catalogue (`GET /readyz`).
     public func ping() async throws {
         _ = try await pool.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM apps") }
+    }
+}
+
+// Each line of the statistics is read from its query's columns by name.
+
+extension KioskStatistics.EditionDay {
+    init(row: Row) {
+        self.init(editionID: row["edition_id"], editionName: row["edition_name"],
+                  day: IssueDate(daysSinceEpoch: row["day"]), downloads: row["downloads"])
+    }
+}
+
+extension KioskStatistics.AppDownloads {
+    init(row: Row) {
+        self.init(appKey: row["app_key"], appName: row["app_name"], downloads: row["downloads"])
+    }
+}
+
+extension KioskStatistics.OSDownloads {
+    init(row: Row) { self.init(os: row["os"], downloads: row["downloads"]) }
+}
+
+extension KioskStatistics.IssueDownloads {
+    /// Nil when the issue's date is unreadable.
+    init?(row: Row) {
+        guard let date = IssueDate(row["date"] as String) else { return nil }
+        self.init(editionID: row["edition_id"], editionName: row["edition_name"], date: date, downloads: row["downloads"])
+    }
+}
+
+extension KioskStatistics.DemoUse {
+    init(row: Row) {
+        self.init(appKey: row["app_key"], appName: row["app_name"], devices: row["devices"], grants: row["grants"],
+                  used: row["used"], converted: row["converted"])
+    }
+}
+
+extension KioskStatistics.ActiveDevices {
+    init(row: Row) {
+        self.init(day: IssueDate(daysSinceEpoch: row["day"]), appKey: row["app_key"], appName: row["app_name"],
+                  devices: row["devices"])
     }
 }

@@ -28,13 +28,7 @@ public final class SQLiteKioskStore: KioskStore {
         self.pool = try DatabasePool(path: path, configuration: configuration)
         try KioskSchema.migrator.migrate(pool)
         self.downloads = GroupCommit(writer: pool) { db, download in
-            try db.cachedStatement(sql: """
-                INSERT INTO downloads (edition_id, date, app_key, identity_key, user_id, claimed_user_id,
-                                       device_key, os, time)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """).execute(arguments: [download.editionID, download.date.description, download.appKey,
-                                         download.identityKey, download.userID, download.claimedUserID,
-                                         download.deviceKey, download.os, download.time])
+            try DownloadLogRecord(download).insertCached(db)
         }
         self.activity = ActivityLog(writer: pool)
     }
@@ -49,56 +43,39 @@ public final class SQLiteKioskStore: KioskStore {
 
     public func app(key: String) async throws -> App? {
         try read { db in
-            try Row.fetchOne(db.cachedStatement(sql: "SELECT key, name, demo_quota FROM apps WHERE key = ?"),
-                             arguments: [key])
-                .map { App(key: $0[0], name: $0[1], demoQuota: $0[2]) }
+            try AppRecord.fetchOne(db.cachedStatement(sql: "SELECT key, name, demo_quota FROM apps WHERE key = ?"),
+                                   arguments: [key])?.app
         }
     }
 
-    private static let offeredColumns = """
-        t.app_key, t.edition_id, t.sort_order, t.access, e.publication_id, e.name, e.created_on, p.name
+    private static let listingSQL = """
+        SELECT \(EditionListingRow.columns)
+        FROM tariff_lines t
+        JOIN editions e ON e.id = t.edition_id
+        JOIN publications p ON p.id = e.publication_id
+        JOIN issues i ON i.edition_id = t.edition_id AND i.date = (
+            SELECT MAX(date) FROM issues WHERE edition_id = t.edition_id AND withdrawn_at IS NULL)
+        WHERE t.app_key = ?
+        ORDER BY t.sort_order, t.edition_id
         """
-
-    private static func offered(_ row: Row) -> OfferedEdition {
-        let access = LineAccess(rawValue: row[3]) ?? .subscribers
-        let editionID: Int = row[1]
-        return OfferedEdition(
-            line: TariffLine(appKey: row[0], editionID: editionID, order: row[2], access: access),
-            edition: Edition(id: editionID, publicationID: row[4], name: row[5],
-                             createdOn: IssueDate(row[6] as String) ?? IssueDate(daysSinceEpoch: 0)),
-            publicationName: row[7])
-    }
 
     public func editionListings(appKey: String) async throws -> [EditionListing] {
         try read { db in
-            let sql = """
-                SELECT \(Self.offeredColumns), i.date,
-                       (SELECT pg.jpg_path FROM pages pg
-                        WHERE pg.edition_id = i.edition_id AND pg.date = i.date ORDER BY pg.number LIMIT 1)
-                FROM tariff_lines t
-                JOIN editions e ON e.id = t.edition_id
-                JOIN publications p ON p.id = e.publication_id
-                JOIN issues i ON i.edition_id = t.edition_id AND i.date = (
-                    SELECT MAX(date) FROM issues WHERE edition_id = t.edition_id AND withdrawn_at IS NULL)
-                WHERE t.app_key = ?
-                ORDER BY t.sort_order, t.edition_id
-                """
-            return try Row.fetchAll(db.cachedStatement(sql: sql), arguments: [appKey]).compactMap { row in
-                guard let date = IssueDate(row[8] as String) else { return nil }
-                return EditionListing(offered: Self.offered(row), newest: IssueSummary(date: date, coverPath: row[9]))
-            }
+            try EditionListingRow.fetchAll(db.cachedStatement(sql: Self.listingSQL), arguments: [appKey]).compactMap(\.listing)
         }
     }
 
+    private static let offeredEditionSQL = """
+        SELECT \(OfferedEditionRow.columns) FROM tariff_lines t
+        JOIN editions e ON e.id = t.edition_id
+        JOIN publications p ON p.id = e.publication_id
+        WHERE t.app_key = ? AND t.edition_id = ?
+        """
+
     public func offeredEdition(appKey: String, editionID: Int) async throws -> OfferedEdition? {
         try read { db in
-            let sql = """
-                SELECT \(Self.offeredColumns) FROM tariff_lines t
-                JOIN editions e ON e.id = t.edition_id
-                JOIN publications p ON p.id = e.publication_id
-                WHERE t.app_key = ? AND t.edition_id = ?
-                """
-            return try Row.fetchOne(db.cachedStatement(sql: sql), arguments: [appKey, editionID]).map(Self.offered)
+            try OfferedEditionRow.fetchOne(db.cachedStatement(sql: Self.offeredEditionSQL),
+                                           arguments: [appKey, editionID])?.offered
         }
     }
 
@@ -109,8 +86,7 @@ public final class SQLiteKioskStore: KioskStore {
             let order = direction == .descending ? "DESC" : "ASC"
             let bound = date == nil ? "" : "AND i.date \(comparison) ?"
             let sql = """
-                SELECT i.date, (SELECT pg.jpg_path FROM pages pg
-                                WHERE pg.edition_id = i.edition_id AND pg.date = i.date ORDER BY pg.number LIMIT 1)
+                SELECT i.date, \(IssueRecord.Summary.coverColumn)
                 FROM issues i
                 WHERE i.edition_id = ? AND i.withdrawn_at IS NULL \(bound)
                 ORDER BY i.date \(date == nil ? "DESC" : order) LIMIT ?
@@ -118,31 +94,28 @@ public final class SQLiteKioskStore: KioskStore {
             var arguments: StatementArguments = [editionID]
             if let date { arguments += [date.description] }
             arguments += [limit]
-            return try Row.fetchAll(db.cachedStatement(sql: sql), arguments: arguments).compactMap { row in
-                IssueDate(row[0] as String).map { IssueSummary(date: $0, coverPath: row[1]) }
-            }
+            return try IssueRecord.Summary.fetchAll(db.cachedStatement(sql: sql), arguments: arguments).compactMap(\.summary)
         }
     }
 
+    private static let visibleIssueSQL = """
+        SELECT \(IssueRecord.columnList(as: "i")) FROM issues i
+        WHERE i.edition_id = ? AND i.date = ? AND i.withdrawn_at IS NULL
+        """
+    private static let pagesSQL = """
+        SELECT \(PageWithSectionRow.columns)
+        FROM pages pg JOIN sections s ON s.id = pg.section_id
+        WHERE pg.edition_id = ? AND pg.date = ? ORDER BY pg.number
+        """
+
     public func issueContents(editionID: Int, date: IssueDate) async throws -> IssueContents? {
         try read { db in
-            guard let issue = try Row.fetchOne(db.cachedStatement(sql: """
-                SELECT revision, bundle_path, bundle_size, bundle_sha256 FROM issues
-                WHERE edition_id = ? AND date = ? AND withdrawn_at IS NULL
-                """), arguments: [editionID, date.description])
+            guard let issue = try IssueRecord.fetchOne(db.cachedStatement(sql: Self.visibleIssueSQL),
+                                                       arguments: [editionID, date.description])
             else { return nil }
-            let pages = try Row.fetchAll(db.cachedStatement(sql: """
-                SELECT pg.id, pg.number, pg.section_id, s.name, pg.pdf_path, pg.jpg_path, pg.jpga_path
-                FROM pages pg JOIN sections s ON s.id = pg.section_id
-                WHERE pg.edition_id = ? AND pg.date = ? ORDER BY pg.number
-                """), arguments: [editionID, date.description]).map { row in
-                Page(id: row[0], number: row[1], section: Section(id: row[2], name: row[3]),
-                     files: PageFiles(pdf: row[4], jpg: row[5], jpgA: row[6]))
-            }
-            let bundle: BundleInfo? = (issue[1] as String?).map {
-                BundleInfo(path: $0, size: issue[2] ?? 0, sha256: issue[3] ?? "")
-            }
-            return IssueContents(editionID: editionID, date: date, revision: issue[0], pages: pages, bundle: bundle)
+            let pages = try PageWithSectionRow.fetchAll(db.cachedStatement(sql: Self.pagesSQL),
+                                                        arguments: [editionID, date.description]).map(\.issuePage)
+            return IssueContents(editionID: editionID, date: date, revision: issue.revision, pages: pages, bundle: issue.bundle)
         }
     }
 
@@ -165,23 +138,19 @@ public final class SQLiteKioskStore: KioskStore {
 
     // MARK: Readers
 
-    private static func user(_ row: Row) -> User {
-        User(id: row[0], username: row[1], name: row[2], email: row[3], passwordHash: row[4])
-    }
-
     public func user(username: String) async throws -> User? {
         try read { db in
-            try Row.fetchOne(db.cachedStatement(sql: """
-                SELECT id, username, name, email, password_hash FROM users WHERE username = ?
-                """), arguments: [username]).map(Self.user)
+            try UserRecord.fetchOne(db.cachedStatement(sql: """
+                SELECT id, username, name, email, password_hash, created_at FROM users WHERE username = ?
+                """), arguments: [username])?.user
         }
     }
 
     public func user(id: Int) async throws -> User? {
         try read { db in
-            try Row.fetchOne(db.cachedStatement(sql: """
-                SELECT id, username, name, email, password_hash FROM users WHERE id = ?
-                """), arguments: [id]).map(Self.user)
+            try UserRecord.fetchOne(db.cachedStatement(sql: """
+                SELECT id, username, name, email, password_hash, created_at FROM users WHERE id = ?
+                """), arguments: [id])?.user
         }
     }
 
@@ -194,35 +163,31 @@ public final class SQLiteKioskStore: KioskStore {
 
     public func subscriptions(userID: Int) async throws -> [Subscription] {
         try read { db in
-            try Row.fetchAll(db.cachedStatement(sql: """
+            try SubscriptionRecord.fetchAll(db.cachedStatement(sql: """
                 SELECT user_id, edition_id, until FROM subscriptions WHERE user_id = ? ORDER BY edition_id
-                """), arguments: [userID]).compactMap { row in
-                IssueDate(row[2] as String).map { Subscription(userID: row[0], editionID: row[1], until: $0) }
-            }
+                """), arguments: [userID]).compactMap(\.subscription)
         }
     }
 
     public func identity(key: String) async throws -> DeviceIdentity? {
         try read { db in
-            try Row.fetchOne(db.cachedStatement(sql: """
-                SELECT key, app_key, device_key, user_id, device_info, os, imported FROM identities WHERE key = ?
-                """), arguments: [key]).map { row in
-                DeviceIdentity(key: row[0], appKey: row[1], deviceKey: row[2], userID: row[3],
-                               deviceInfo: DeviceInfoCoding.decode(row[4]), os: row[5], imported: row[6])
-            }
+            try IdentityRecord.fetchOne(db.cachedStatement(sql: """
+                SELECT key, app_key, device_key, user_id, device_info, os, first_seen, last_seen, imported
+                FROM identities WHERE key = ?
+                """), arguments: [key])?.identity
         }
     }
 
     public func saveIdentity(_ identity: DeviceIdentity, at time: Int64, retiringImported: Bool) async throws {
+        let record = IdentityRecord(identity, seenAt: time)
         try await pool.write { db in
             try db.cachedStatement(sql: """
                 INSERT INTO identities (key, app_key, device_key, user_id, device_info, os, first_seen, last_seen, imported)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT (key) DO UPDATE SET device_info = excluded.device_info, os = excluded.os,
                                                 last_seen = excluded.last_seen
-                """).execute(arguments: [identity.key, identity.appKey, identity.deviceKey, identity.userID,
-                                         DeviceInfoCoding.encode(identity.deviceInfo), identity.os, time, time,
-                                         identity.imported])
+                """).execute(arguments: [record.key, record.appKey, record.deviceKey, record.userID, record.deviceInfo,
+                                         record.os, record.firstSeen, record.lastSeen, record.imported])
             if retiringImported {
                 try db.cachedStatement(sql: """
                     DELETE FROM identities WHERE app_key = ? AND device_key = ? AND imported AND key != ?
@@ -232,7 +197,7 @@ public final class SQLiteKioskStore: KioskStore {
     }
 
     public func recordActivity(appKey: String, identityKey: String, at time: Int64) {
-        activity.record(ActivityLog.Entry(day: time / 86_400, appKey: appKey, identityKey: identityKey))
+        activity.record(ActiveIdentityRecord(day: time / 86_400, appKey: appKey, identityKey: identityKey))
     }
 
     public func recordDownload(_ download: DownloadRecord) async throws {
@@ -259,9 +224,8 @@ public final class SQLiteKioskStore: KioskStore {
                 INSERT INTO demo_counters (app_key, device_key, consumed) VALUES (?, ?, 1)
                 ON CONFLICT (app_key, device_key) DO UPDATE SET consumed = consumed + 1
                 """).execute(arguments: [appKey, deviceKey])
-            try db.cachedStatement(sql: """
-                INSERT INTO demo_grants (app_key, device_key, granted_at) VALUES (?, ?, ?)
-                """).execute(arguments: [appKey, deviceKey, time])
+            var grant = DemoGrantRecord(appKey: appKey, deviceKey: deviceKey, grantedAt: time)
+            try grant.insert(db)
             return DemoOutcome(granted: true, consumed: consumed + 1)
         }
     }
@@ -299,9 +263,8 @@ public final class SQLiteKioskStore: KioskStore {
 
     public func recordSignInFailure(username: String, deviceKey: String?, at time: Int64) async throws {
         try await pool.write { db in
-            try db.cachedStatement(sql: """
-                INSERT INTO sign_in_failures (username, device_key, time) VALUES (?, ?, ?)
-                """).execute(arguments: [username, deviceKey, time])
+            var failure = SignInFailureRecord(username: username, deviceKey: deviceKey, time: time)
+            try failure.insert(db)
         }
     }
 }
