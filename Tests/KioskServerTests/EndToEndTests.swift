@@ -224,10 +224,17 @@ import Testing
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
             try process.run()
-            try await Task.sleep(for: .milliseconds(delay))
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-            if process.terminationReason == .uncaughtSignal { interrupted += 1 }
+            // Timed and waited for on a thread of its own: a busy test process's shared threads must not
+            // stretch the delay until the publish has finished.
+            let killed = await withCheckedContinuation { continuation in
+                DispatchQueue.global().async {
+                    usleep(UInt32(delay * 1000))
+                    kill(process.processIdentifier, SIGKILL)
+                    process.waitUntilExit()
+                    continuation.resume(returning: process.terminationReason == .uncaughtSignal)
+                }
+            }
+            if killed { interrupted += 1 }
         }
         #expect(interrupted > 0)
         // The next start cleans up; every visible issue is complete, with its bundle intact.
