@@ -202,11 +202,12 @@ public struct SignedLinks: LinkSigning, Sendable {
     /// The token an nginx link with this `expires` (decimal, as in the link) and `uri` (the decoded path,
     /// prefix included) must carry.
     func nginxToken(expires: String, uri: String) -> String {
+        var expires = expires, uri = uri
         var md5 = Insecure.MD5()
-        md5.update(data: Array(expires.utf8))
-        md5.update(data: Array(uri.utf8))
-        md5.update(data: [UInt8(ascii: " ")])
-        md5.update(data: secret)
+        expires.withUTF8 { md5.update(bufferPointer: UnsafeRawBufferPointer($0)) }
+        uri.withUTF8 { md5.update(bufferPointer: UnsafeRawBufferPointer($0)) }
+        withUnsafeBytes(of: UInt8(ascii: " ")) { md5.update(bufferPointer: $0) }
+        secret.withUnsafeBytes { md5.update(bufferPointer: $0) }
         return md5.finalize().withUnsafeBytes { Base64URL.encode($0) }
     }
 
