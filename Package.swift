@@ -114,6 +114,13 @@ let package = Package(
             ],
             swiftSettings: swiftSettings),
 
+        // Shared by the test targets: the store conformance suite, the sample catalogue, issue folders, test doubles.
+        .target(
+            name: "KioskTestSupport",
+            dependencies: ["KioskModels", "KioskStorage"],
+            path: "Tests/KioskTestSupport",
+            swiftSettings: swiftSettings),
+
         .testTarget(
             name: "XMLRPCTests",
             dependencies: ["XMLRPC"],
@@ -129,9 +136,16 @@ let package = Package(
             dependencies: ["KioskEditions", "KioskStorage", "KioskModels"],
             swiftSettings: swiftSettings),
         .testTarget(
+            name: "KioskStorageTests",
+            dependencies: [
+                "KioskStorage", "KioskModels", "KioskTestSupport",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            swiftSettings: swiftSettings),
+        .testTarget(
             name: "KioskServerTests",
             dependencies: [
-                "KioskServer", "XMLRPC", "KioskModels", "KioskStorage", "KioskEditions", "KioskRPC",
+                "KioskServer", "XMLRPC", "KioskModels", "KioskStorage", "KioskEditions", "KioskRPC", "KioskTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],
             swiftSettings: swiftSettings),
