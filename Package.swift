@@ -137,6 +137,13 @@ let package = Package(
             ],
             swiftSettings: swiftSettings),
 
+        // Shared by the test targets: the store conformance suite, the sample catalogue, issue folders, test doubles.
+        .target(
+            name: "KioskTestSupport",
+            dependencies: ["KioskModels", "KioskStorage"],
+            path: "Tests/KioskTestSupport",
+            swiftSettings: swiftSettings),
+
         .testTarget(
             name: "XMLRPCTests",
             dependencies: ["XMLRPC"],
@@ -149,9 +156,17 @@ let package = Package(
             ],
             swiftSettings: swiftSettings),
         .testTarget(
+            name: "KioskStorageTests",
+            dependencies: [
+                "KioskStorage", "KioskModels", "KioskTestSupport",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            swiftSettings: swiftSettings),
+        .testTarget(
             name: "KioskServerTests",
             dependencies: [
                 "KioskServer", "XMLRPC", "KioskModels", "KioskStorage", "KioskFiles", "KioskEditions", "KioskRPC", "KioskConfig", "KioskHTTP",
+                "KioskTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],
             exclude: ["RecordedAnswers"],

@@ -1,4 +1,5 @@
 import Foundation
+import KioskTestSupport
 import Hummingbird
 import HummingbirdTesting
 import KioskEditions

@@ -3,6 +3,7 @@ import Hummingbird
 import HummingbirdTesting
 import KioskModels
 import KioskStorage
+import KioskTestSupport
 import Logging
 import Testing
 @testable import KioskServer
@@ -78,15 +79,6 @@ struct TestKiosk {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().deletingLastPathComponent().path
     }
-}
-
-/// A clock tests move by hand.
-final class TestClock: KioskClock, @unchecked Sendable {
-    private let lock = NSLock()
-    private var value: Int64
-    init(_ start: Int64) { value = start }
-    var now: Int64 { lock.withLock { value } }
-    func advance(_ seconds: Int64) { lock.withLock { value += seconds } }
 }
 
 /// Runs a program to completion and returns (status, stdout, stderr). The wait happens on a Dispatch
