@@ -143,6 +143,20 @@ let package = Package(
             ],
             swiftSettings: swiftSettings),
         .testTarget(
+            name: "KioskModelsTests",
+            dependencies: [
+                "KioskModels", "KioskStorage", "KioskTestSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: swiftSettings),
+        .testTarget(
+            name: "KioskRPCTests",
+            dependencies: [
+                "KioskRPC", "XMLRPC", "KioskModels", "KioskTestSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings),
+        .testTarget(
             name: "KioskServerTests",
             dependencies: [
                 "KioskServer", "XMLRPC", "KioskModels", "KioskStorage", "KioskEditions", "KioskRPC", "KioskTestSupport",
