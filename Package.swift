@@ -133,7 +133,7 @@ let package = Package(
             swiftSettings: swiftSettings),
         .testTarget(
             name: "KioskEditionsTests",
-            dependencies: ["KioskEditions", "KioskStorage", "KioskModels"],
+            dependencies: ["KioskEditions", "KioskStorage", "KioskModels", "KioskTestSupport"],
             swiftSettings: swiftSettings),
         .testTarget(
             name: "KioskStorageTests",
