@@ -16,12 +16,8 @@ struct Wire {
 
     static let tokenSecret = Array("wire-token-secret-0123456789abcdefghij".utf8)
     static let tokenLifetime = 300
-    /// `quiosc`'s web kiosk, as configured in `Config/kiosk.yaml`; `presencia` has none here.
-    static let webKiosks = ["quiosc": WebKiosk(
-        baseURL: "https://quiosc.example.cat",
-        sections: [WebKiosk.Section(name: "portada", path: "/?hash="),
-                   WebKiosk.Section(name: "compte", path: "/compte?hash=", aliases: ["fitxa", "usuari"])],
-        defaultSection: "portada")]
+    /// `quiosc`'s web kiosk; `presencia` has none here.
+    static let webKiosks = SampleCatalogue.webKiosks.filter { $0.key == "quiosc" }
 
     init(signInPolicy: SignInPolicy = SignInPolicy()) async throws {
         fixture = try await ServiceFixture.sqlite(signInPolicy: signInPolicy)
