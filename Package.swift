@@ -151,7 +151,7 @@ let package = Package(
         .testTarget(
             name: "KioskEditionsTests",
             dependencies: [
-                "KioskFiles", "KioskEditions", "KioskStorage", "KioskModels",
+                "KioskFiles", "KioskEditions", "KioskStorage", "KioskModels", "KioskTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: swiftSettings),
@@ -160,6 +160,20 @@ let package = Package(
             dependencies: [
                 "KioskStorage", "KioskModels", "KioskTestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            swiftSettings: swiftSettings),
+        .testTarget(
+            name: "KioskModelsTests",
+            dependencies: [
+                "KioskModels", "KioskStorage", "KioskTestSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: swiftSettings),
+        .testTarget(
+            name: "KioskRPCTests",
+            dependencies: [
+                "KioskRPC", "XMLRPC", "KioskModels", "KioskTestSupport",
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings),
         .testTarget(

@@ -1,6 +1,7 @@
 import Foundation
 import KioskModels
 import KioskStorage
+import KioskTestSupport
 import Testing
 @testable import KioskServer
 @testable import KioskConfig
@@ -42,8 +43,8 @@ import Testing
     @Test func issuesPublishedByCLIAndHTTPDownloadIntact() async throws {
         let directory = temporaryDirectory()
         let config = try writeTestConfiguration(in: directory)
-        let first = try FileDeliveryTests.Fixture.writeIssue(directory.path + "/in-cli", pages: 5, seed: 3)
-        let second = try FileDeliveryTests.Fixture.writeIssue(directory.path + "/in-http", pages: 3, seed: 9)
+        let first = try IssueFolders.writeIssue(directory.path + "/in-cli", pages: 5, seed: 3)
+        let second = try IssueFolders.writeIssue(directory.path + "/in-http", pages: 3, seed: 9)
         let published = try await ServerProcess.run(
             ["publish", "--config", config, "--edition", "8", "--date", "2025-06-29", first], environment: Self.environment)
         #expect(published.status == 0, "\(published.errors)")
@@ -142,8 +143,8 @@ import Testing
     @Test func republishDuringAnHTTPDownloadLetsItFinish() async throws {
         let directory = temporaryDirectory()
         let config = try writeTestConfiguration(in: directory)
-        let old = try FileDeliveryTests.Fixture.writeIssue(directory.path + "/old", pages: 120, seed: 1)
-        let new = try FileDeliveryTests.Fixture.writeIssue(directory.path + "/new", pages: 120, seed: 2)
+        let old = try IssueFolders.writeIssue(directory.path + "/old", pages: 120, seed: 1)
+        let new = try IssueFolders.writeIssue(directory.path + "/new", pages: 120, seed: 2)
         let publish = ["publish", "--quiet", "--config", config, "--edition", "8", "--date", "2025-06-29"]
         #expect(try await ServerProcess.run(publish + [old], environment: Self.environment).status == 0)
         let server = try await ServerProcess(["--config", config], environment: Self.environment)
@@ -213,7 +214,7 @@ import Testing
     @Test func killDuringPublishLeavesNothingHalfVisible() async throws {
         let directory = temporaryDirectory()
         let config = try writeTestConfiguration(in: directory)
-        let folder = try FileDeliveryTests.Fixture.writeIssue(directory.path + "/in", pages: 120, seed: 5)
+        let folder = try IssueFolders.writeIssue(directory.path + "/in", pages: 120, seed: 5)
         var interrupted = 0
         for (index, delay) in [5, 20, 40, 80, 120, 200, 400].enumerated() {
             let date = "2025-06-\(String(format: "%02d", index + 1))"

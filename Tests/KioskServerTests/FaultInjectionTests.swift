@@ -1,4 +1,5 @@
 import Foundation
+import KioskTestSupport
 import Testing
 @testable import KioskServer
 @testable import KioskConfig
@@ -37,8 +38,8 @@ import Testing
             try? FileManager.default.removeItem(at: directory)
         }
         let config = try writeTestConfiguration(in: directory)
-        let small = try FileDeliveryTests.Fixture.writeIssue(directory.path + "/small", pages: 3)
-        let large = try FileDeliveryTests.Fixture.writeIssue(directory.path + "/large", pages: 120)   // ~5.6 MB
+        let small = try IssueFolders.writeIssue(directory.path + "/small", pages: 3)
+        let large = try IssueFolders.writeIssue(directory.path + "/large", pages: 120)   // ~5.6 MB
         func publish(_ folder: String, date: String) async throws -> (Int32, String) {
             let (status, _, errors) = try await ServerProcess.run(
                 ["publish", "--quiet", "--config", config, "--edition", "8", "--date", date, folder], environment: Self.environment)

@@ -5,6 +5,7 @@ import HummingbirdTesting
 import KioskEditions
 import KioskModels
 import KioskStorage
+import KioskTestSupport
 import Logging
 import NIOCore
 import Testing
@@ -41,31 +42,8 @@ import Testing
                                        bundleOptions: BundleOptions(sync: false),
                                        publicationName: { try await store.publicationName(id: $0) },
                                        logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
-            source = try Self.writeIssue(folder.path + "/in", pages: 3)
+            source = try IssueFolders.writeIssue(folder.path + "/in", pages: 3)
             _ = try await publisher.publish(editionID: 1, date: FileDeliveryTests.day, from: source)
-        }
-
-        /// A publish folder in the `issue.json` format, with small but well-formed files.
-        static func writeIssue(_ path: String, pages: Int, seed: UInt8 = 1) throws -> String {
-            let fm = FileManager.default
-            for kind in ["pdf", "jpg", "jpgA"] { try fm.createDirectory(atPath: "\(path)/\(kind)", withIntermediateDirectories: true) }
-            var entries: [String] = []
-            for n in 1...pages {
-                let name = String(format: "%03d", n)
-                let body = (0..<(40_000 + n)).map { UInt8(truncatingIfNeeded: ($0 &* 7919 &+ Int(seed)) % 251) }
-                let jpeg: [UInt8] = [0xFF, 0xD8, 0xFF, 0xC0, 0x00, 0x11, 0x08, 0x06, 0x40, 0x04, 0xB0, 0x03,
-                                     0x01, 0x22, 0x00, 0x02, 0x11, 0x01, 0x03, 0x11, 0x01] + body + [0xFF, 0xD9]
-                var pdf = Array("%PDF-1.4\n1 0 obj << >> endobj\n".utf8) + Array(repeating: Array("BT (pagina \(n)) Tj ET\n".utf8), count: 200).flatMap { $0 }
-                let xref = pdf.count
-                pdf += Array("xref\n0 1\n0000000000 65535 f \ntrailer << >>\nstartxref\n\(xref)\n%%EOF\n".utf8)
-                try Data(pdf).write(to: URL(fileURLWithPath: "\(path)/pdf/\(name).pdf"))
-                try Data(jpeg.prefix(2_000) + [0xFF, 0xD9]).write(to: URL(fileURLWithPath: "\(path)/jpg/\(name).jpg"))
-                try Data(jpeg).write(to: URL(fileURLWithPath: "\(path)/jpgA/\(name).jpg"))
-                entries.append(#"{"number": \#(n), "section": 1, "pdf": "pdf/\#(name).pdf", "jpg": "jpg/\#(name).jpg", "jpgA": "jpgA/\#(name).jpg"}"#)
-            }
-            let manifest = #"{"sections": [{"id": 1, "name": "Portada"}], "pages": [\#(entries.joined(separator: ", "))]}"#
-            try Data(manifest.utf8).write(to: URL(fileURLWithPath: "\(path)/issue.json"))
-            return path
         }
 
         func links(_ format: LinkFormat, lifetime: Int64 = 3600) -> SignedLinks {
@@ -170,7 +148,7 @@ import Testing
 
     @Test func publishAndWithdrawOverHTTP() async throws {
         let fixture = try await Fixture()
-        let issue = try Fixture.writeIssue(fixture.folder.path + "/upload", pages: 4, seed: 9)
+        let issue = try IssueFolders.writeIssue(fixture.folder.path + "/upload", pages: 4, seed: 9)
         let zip = fixture.folder.path + "/upload.zip"
         let zipped = Process()
         zipped.executableURL = URL(fileURLWithPath: "/usr/bin/zip")

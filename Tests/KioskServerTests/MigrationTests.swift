@@ -1,6 +1,7 @@
 import Foundation
 import KioskModels
 import KioskStorage
+import KioskTestSupport
 import Testing
 @testable import KioskServer
 @testable import KioskConfig
@@ -130,7 +131,7 @@ import Testing
             ["user", "subscribe", "--config", config, "--username", "marta", "--edition", "1", "--until", "2025-12-31"])
         #expect(subscribe.status == 0, "\(subscribe.errors)")
         for edition in ["1", "2"] {
-            let folder = try FileDeliveryTests.Fixture.writeIssue(directory.path + "/in-\(edition)", pages: 2)
+            let folder = try IssueFolders.writeIssue(directory.path + "/in-\(edition)", pages: 2)
             let published = try await ServerProcess.run(
                 ["publish", "--quiet", "--config", config, "--edition", edition, "--date", "2025-06-02", folder],
                 environment: Self.environment)

@@ -1,6 +1,7 @@
 import KioskModels
 
-/// The catalogue of the repository's configuration (`Config/kiosk.yaml`), for tests that do not read it.
+/// The catalogue of the repository's configuration (`Config/kiosk.yaml`), for tests that do not read it
+/// (KioskServerTests checks that the two agree).
 ///
 /// El Quiosc (`quiosc`, 3 demos) offers Nacional (1, order 10) and Comarques Gironines (2, order 20) to
 /// subscribers and Presència (8, order 30) free; the Presència app (`presencia`, 1 demo) offers 8 to
@@ -20,6 +21,16 @@ public enum SampleCatalogue {
             TariffLine(appKey: "quiosc", editionID: 8, order: 30, access: .free),
             TariffLine(appKey: "presencia", editionID: 8, order: 1, access: .subscribers),
         ])
+
+    /// The apps' web kiosks (`hashQuiosc`) of the same configuration.
+    public static let webKiosks = [
+        "quiosc": WebKiosk(
+            baseURL: "https://quiosc.example.cat",
+            sections: [WebKiosk.Section(name: "portada", path: "/?hash="),
+                       WebKiosk.Section(name: "compte", path: "/compte?hash=", aliases: ["fitxa", "usuari"])],
+            defaultSection: "portada"),
+        "presencia": WebKiosk(baseURL: "https://presencia.example.cat", sections: [WebKiosk.Section(name: "portada", path: "/?hash=")]),
+    ]
 
     /// 2025-06-01 12:00 UTC, where the tests' clocks start.
     public static let startTime: Int64 = 1_748_779_200

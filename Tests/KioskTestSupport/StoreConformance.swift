@@ -8,6 +8,7 @@ import Testing
 public struct StoreConformance: Sendable {
     public typealias StoreFactory = @Sendable () async throws -> any ConformanceStore
 
+    /// One area of the stores' behaviour; `run` checks it.
     public enum Check: String, CaseIterable, Sendable {
         case catalogueSync, catalogueLookups, editionListings, issueListings, issueContents, publishing
         case users, subscriptions, identities, importedIdentities, activity, downloads

@@ -71,7 +71,7 @@ struct TestKiosk {
 
     /// Publishes an issue of `pages` generated (small, well-formed) pages through the real publisher.
     func addIssue(edition: Int, date: String, pages: Int = 3) async throws {
-        let folder = try FileDeliveryTests.Fixture.writeIssue(directory.path + "/in-\(edition)-\(date)", pages: pages)
+        let folder = try IssueFolders.writeIssue(directory.path + "/in-\(edition)-\(date)", pages: pages)
         _ = try await editions.publisher().publish(editionID: edition, date: IssueDate(date)!, from: folder)
     }
 
