@@ -41,16 +41,6 @@ public enum StoredPasswordHash: Sendable, Hashable {
         return true
     }
 
-    /// Short name for reports: `bcrypt`, `phpass`, `md5:salt`, `md5`.
-    public var scheme: String {
-        switch self {
-        case .bcrypt: "bcrypt"
-        case .phpass: "phpass"
-        case .saltedMD5: "md5:salt"
-        case .md5: "md5"
-        }
-    }
-
     /// Whether `password` matches a legacy hash, compared in constant time; always false for bcrypt,
     /// which the slow verifier checks.
     public func legacyMatches(_ password: String) -> Bool {
