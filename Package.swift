@@ -27,6 +27,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
@@ -70,6 +71,16 @@ let package = Package(
             dependencies: [
                 "KioskModels",
                 .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            swiftSettings: swiftSettings),
+
+        // The PostgreSQL store (postgres-nio), for several instances on one database.
+        .target(
+            name: "KioskPostgres",
+            dependencies: [
+                "KioskModels",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings),
 
@@ -124,9 +135,12 @@ let package = Package(
         .executableTarget(
             name: "KioskServer",
             dependencies: [
-                "XMLRPC", "KioskModels", "KioskStorage", "KioskFiles", "KioskEditions", "KioskRPC", "KioskConfig", "KioskHTTP",
+                "XMLRPC", "KioskModels", "KioskStorage", "KioskPostgres", "KioskFiles", "KioskEditions", "KioskRPC", "KioskConfig",
+                "KioskHTTP",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -160,6 +174,14 @@ let package = Package(
             dependencies: [
                 "KioskStorage", "KioskModels", "KioskTestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            swiftSettings: swiftSettings),
+        .testTarget(
+            name: "KioskPostgresTests",
+            dependencies: [
+                "KioskPostgres", "KioskModels", "KioskTestSupport",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings),
         .testTarget(

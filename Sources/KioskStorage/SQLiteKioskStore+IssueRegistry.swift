@@ -2,7 +2,7 @@ import GRDB
 import KioskModels
 
 /// Publishing's side of the store: each call is one transaction.
-extension SQLiteKioskStore: IssueRegistry {
+extension SQLiteKioskStore {
     public func edition(id: Int) async throws -> Edition? {
         try await pool.read { db in
             try EditionRecord.fetchOne(db.cachedStatement(sql: """

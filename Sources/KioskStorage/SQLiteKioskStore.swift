@@ -6,7 +6,7 @@ import KioskModels
 ///
 /// Readers never block the writer; every write is one immediate transaction, so
 /// check-and-increment operations are atomic across connections and processes.
-public final class SQLiteKioskStore: KioskStore {
+public final class SQLiteKioskStore: KioskDatabase {
     public let pool: DatabasePool
     public let path: String
     /// Download rows share transactions under load (`getEdicio` records one per call).
@@ -25,12 +25,19 @@ public final class SQLiteKioskStore: KioskStore {
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
         }
         self.path = path
-        self.pool = try DatabasePool(path: path, configuration: configuration)
+        let pool = try DatabasePool(path: path, configuration: configuration)
         try KioskSchema.migrator.migrate(pool)
-        self.downloads = GroupCommit(writer: pool) { db, download in
-            try DownloadLogRecord(download).insertCached(db)
+        self.pool = pool
+        self.downloads = GroupCommit { downloads in
+            try await pool.write { db in
+                for download in downloads { try DownloadLogRecord(download).insertCached(db) }
+            }
         }
-        self.activity = ActivityLog(writer: pool)
+        self.activity = ActivityLog { sightings in
+            try await pool.write { db in
+                for sighting in sightings { try ActiveIdentityRecord(sighting).insert(db, onConflict: .ignore) }
+            }
+        }
     }
 
     /// Reads on the calling task's thread. A read of hot pages takes microseconds and never waits for
@@ -38,6 +45,9 @@ public final class SQLiteKioskStore: KioskStore {
     func read<T>(_ block: (Database) throws -> T) throws -> T {
         try pool.read(block)
     }
+
+    /// Nothing to close: SQLite's connections close with the pool.
+    public func close() async {}
 
     // MARK: Catalogue
 
@@ -197,7 +207,7 @@ public final class SQLiteKioskStore: KioskStore {
     }
 
     public func recordActivity(appKey: String, identityKey: String, at time: Int64) {
-        activity.record(ActiveIdentityRecord(day: time / 86_400, appKey: appKey, identityKey: identityKey))
+        activity.record(IdentitySighting(day: time / 86_400, appKey: appKey, identityKey: identityKey))
     }
 
     public func recordDownload(_ download: DownloadRecord) async throws {
@@ -266,25 +276,5 @@ public final class SQLiteKioskStore: KioskStore {
             var failure = SignInFailureRecord(username: username, deviceKey: deviceKey, time: time)
             try failure.insert(db)
         }
-    }
-}
-
-/// Device facts are stored as a JSON object of strings.
-enum DeviceInfoCoding {
-    static func encode(_ info: [String: String]) -> String {
-        guard !info.isEmpty, let data = try? JSONEncoder.sorted.encode(info) else { return "{}" }
-        return String(decoding: data, as: UTF8.self)
-    }
-
-    static func decode(_ text: String) -> [String: String] {
-        (try? JSONDecoder().decode([String: String].self, from: Data(text.utf8))) ?? [:]
-    }
-}
-
-extension JSONEncoder {
-    static var sorted: JSONEncoder {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        return encoder
     }
 }

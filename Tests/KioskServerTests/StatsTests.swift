@@ -21,7 +21,7 @@ import Testing
             directory = temporaryDirectory()
             config = try writeTestConfiguration(in: directory)
             let configuration = try KioskConfiguration.load(from: config)
-            store = try StoreOptions.openStore(configuration)
+            store = try SQLiteKioskStore(path: configuration.server.database)
             try await store.syncCatalogue(configuration.catalogue, dryRun: false)
             try await KnownStatistics.fill(store)
         }

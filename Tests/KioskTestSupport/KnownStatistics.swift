@@ -31,7 +31,7 @@ public enum KnownStatistics {
         day(text) + hour * 3600 + minute * 60 + second
     }
 
-    public static func fill(_ store: any ConformanceStore) async throws {
+    public static func fill(_ store: any KioskDatabase) async throws {
         func download(_ edition: Int, issue: String, app: String, os: String, time: Int64, device: String) async throws {
             try await store.recordDownload(DownloadRecord(
                 editionID: edition, date: IssueDate(issue)!, appKey: app, identityKey: "key-\(device)", userID: 0,

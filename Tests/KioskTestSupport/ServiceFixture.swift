@@ -3,7 +3,7 @@ import KioskModels
 /// A `KioskService` over a store with the sample catalogue, a clock tests move (from
 /// `SampleCatalogue.startTime`) and `TestPasswordHasher`.
 public struct ServiceFixture: Sendable {
-    public let store: any ConformanceStore
+    public let store: any KioskDatabase
     public let clock: TestClock
     public let passwords: TestPasswordHasher
     public let identityKeys: IdentityKeyIssuer
@@ -11,7 +11,7 @@ public struct ServiceFixture: Sendable {
 
     public static let identitySecret = Array("fixture-identity-secret-0123456789abcdef".utf8)
 
-    public init(store: any ConformanceStore, signInPolicy: SignInPolicy = SignInPolicy()) async throws {
+    public init(store: any KioskDatabase, signInPolicy: SignInPolicy = SignInPolicy()) async throws {
         try await store.syncCatalogue(SampleCatalogue.catalogue, dryRun: false)
         let clock = TestClock(SampleCatalogue.startTime)
         self.store = store

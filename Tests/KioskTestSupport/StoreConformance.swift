@@ -6,7 +6,7 @@ import Testing
 /// `KioskStore` and `IssueRegistry`, on a fresh store from `makeStore`. A store's test target runs
 /// them all, e.g. `@Test(arguments: StoreConformance.Check.allCases)`.
 public struct StoreConformance: Sendable {
-    public typealias StoreFactory = @Sendable () async throws -> any ConformanceStore
+    public typealias StoreFactory = @Sendable () async throws -> any KioskDatabase
 
     /// One area of the stores' behaviour; `run` checks it.
     public enum Check: String, CaseIterable, Sendable {
@@ -42,7 +42,7 @@ public struct StoreConformance: Sendable {
     }
 
     /// A fresh store with the sample catalogue.
-    func store() async throws -> any ConformanceStore {
+    func store() async throws -> any KioskDatabase {
         let store = try await makeStore()
         try await store.syncCatalogue(SampleCatalogue.catalogue, dryRun: false)
         return store

@@ -2,23 +2,6 @@ import Foundation
 import KioskModels
 import KioskStorage
 
-/// What the store conformance checks need of a store besides `KioskStore` and `IssueRegistry`: the
-/// administration that sets up their data, and the statistics that show what the store recorded.
-/// A store conforms in its test target (as `SQLiteKioskStore` does here) and runs `StoreConformance`.
-public protocol ConformanceStore: KioskStore, IssueRegistry {
-    /// Adds a user; returns the new id. Throws `UserAdministrationError.usernameTaken` for a name
-    /// taken in any case.
-    func addUser(username: String, name: String, email: String, passwordHash: String, at time: Int64) async throws -> Int
-    /// Sets a user's subscription end for an edition.
-    func subscribe(username: String, editionID: Int, until: IssueDate) async throws
-    /// Imports 2012 identities, all or nothing (`IdentityImport`).
-    func importIdentities(_ identities: [IdentityImport], at time: Int64,
-                          progress: @escaping @Sendable (Int, Int) -> Void) async throws -> IdentityImportSummary
-    func statistics(_ query: StatisticsQuery) async throws -> KioskStatistics
-}
-
-extension SQLiteKioskStore: ConformanceStore {}
-
 /// Stores on fresh files.
 public enum TestStores {
     /// A migrated SQLite store in a new temporary directory.

@@ -59,7 +59,7 @@ struct BenchmarkDataset: Decodable {
     }
 
     /// Publishes the data set's issues into an empty database (rows only: the files are already in place).
-    func importIssues(into store: SQLiteKioskStore, editions: String, logger: (String) -> Void) async throws {
+    func importIssues(into store: any KioskDatabase, editions: String, logger: (String) -> Void) async throws {
         guard try await store.storedRevisions().isEmpty else { return }
         let sectionNames = Dictionary(uniqueKeysWithValues: sections.map { ($0.id, $0.name) })
         let pagesByIssue = Dictionary(grouping: pages) { "\($0.edition_id)/\($0.date)" }

@@ -18,7 +18,7 @@ struct ConfigCommand: AsyncParsableCommand {
             printOutput("\(options.config): valid (\(configuration.publications.count) publications, "
                         + "\(configuration.catalogue.editions.count) editions, \(configuration.apps.count) apps, "
                         + "\(configuration.apiClients.count) API clients, \(configuration.publishers.count) publishers)")
-            let store = try StoreOptions.openStore(configuration)
+            let store = try await StoreOptions.openStore(configuration)
             let changes = try await store.syncCatalogue(configuration.catalogue, dryRun: true)
             printOutput(changes.isEmpty ? "database \(configuration.server.database): up to date"
                                         : "database \(configuration.server.database) would change:")

@@ -33,7 +33,7 @@ struct IdentityCommand: AsyncParsableCommand {
             } catch {
                 throw ValidationError("\(file): \(error); nothing was imported")
             }
-            let store = try StoreOptions.openStore(configuration)
+            let store = try await StoreOptions.openStore(configuration)
             try await store.syncCatalogue(configuration.catalogue, dryRun: false)
             printError("writing \(rows.count) identities in one transaction…")
             let summary: IdentityImportSummary

@@ -35,7 +35,7 @@ struct PublishCommand: AsyncParsableCommand {
     func run() async throws {
         guard let day = IssueDate(date) else { throw ValidationError("--date must be a real day written YYYY-MM-DD, got \(date)") }
         let configuration = try options.loadConfiguration()
-        let store = try StoreOptions.openStore(configuration)
+        let store = try await StoreOptions.openStore(configuration)
         try await store.syncCatalogue(configuration.catalogue, dryRun: false)
         let directory = try EditionsDirectory(path: configuration.server.editions)
         let publisher = IssuePublisher(directory: directory, registry: store,
@@ -79,7 +79,7 @@ struct WithdrawCommand: AsyncParsableCommand {
     func run() async throws {
         guard let day = IssueDate(date) else { throw ValidationError("--date must be a real day written YYYY-MM-DD, got \(date)") }
         let configuration = try options.loadConfiguration()
-        let store = try StoreOptions.openStore(configuration)
+        let store = try await StoreOptions.openStore(configuration)
         let directory = try EditionsDirectory(path: configuration.server.editions)
         let publisher = IssuePublisher(directory: directory, registry: store,
                                        publicationName: { try await store.publicationName(id: $0) },

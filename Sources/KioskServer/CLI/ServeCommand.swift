@@ -39,11 +39,12 @@ struct ServeCommand: AsyncParsableCommand {
         LoggingSetup.bootstrap(json: configuration.server.jsonLogs, level: logLevel)
         let logger = Logger(label: "kiosk")
 
-        let store = try StoreOptions.openStore(configuration)
+        let store = try await StoreOptions.openStore(configuration)
         let changes = try await store.syncCatalogue(configuration.catalogue, dryRun: false)
         for change in changes { logger.info("configuration: \(change)") }
         try await dataset?.importIssues(into: store, editions: configuration.server.editions) { logger.info("benchmark data set: \($0)") }
-        let secrets = try Secrets.load(configuration: configuration, databasePath: configuration.server.database, logger: logger)
+        let secrets = try Secrets.load(configuration: configuration, database: try DatabaseLocation(configuration.server.database),
+                                       logger: logger)
         let metrics = KioskMetrics()
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: metrics.registry))   // once per process: here
         let editions = try EditionsServices(configuration: configuration, store: store, logger: logger, bundleObserver: metrics)

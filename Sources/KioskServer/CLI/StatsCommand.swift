@@ -51,7 +51,7 @@ struct StatsCommand: AsyncParsableCommand {
         guard FileManager.default.fileExists(atPath: configuration.server.database) else {
             throw ValidationError("no database at \(configuration.server.database)")
         }
-        let store = try StoreOptions.openStore(configuration)
+        let store = try await StoreOptions.openStore(configuration)
         let query = StatisticsQuery(from: from.flatMap { IssueDate($0) }, to: to.flatMap { IssueDate($0) },
                                     appKey: app, editionID: edition, topIssues: top)
         let statistics = try await store.statistics(query)

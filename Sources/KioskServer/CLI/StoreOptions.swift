@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import KioskStorage
+import KioskModels
 import Logging
 import KioskConfig
 import KioskHTTP
@@ -10,7 +10,7 @@ struct StoreOptions: ParsableArguments {
     @Option(help: "Configuration file (YAML).")
     var config: String = KioskConfiguration.defaultPath
 
-    @Option(help: "SQLite database file (default: server.database of the configuration).")
+    @Option(help: "SQLite database file or postgres://USER@HOST[:PORT]/DATABASE URL (default: server.database of the configuration).")
     var database: String?
 
     @Option(help: "Editions directory (default: server.editions of the configuration).")
@@ -24,11 +24,8 @@ struct StoreOptions: ParsableArguments {
     }
 
     /// Opens (creating and migrating if needed) the configured database.
-    static func openStore(_ configuration: KioskConfiguration) throws -> SQLiteKioskStore {
-        let path = configuration.server.database
-        let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        return try SQLiteKioskStore(path: path, busyTimeout: configuration.limits.databaseBusyTimeoutSeconds)
+    static func openStore(_ configuration: KioskConfiguration) async throws -> any KioskDatabase {
+        try await DatabaseWiring.open(configuration)
     }
 }
 

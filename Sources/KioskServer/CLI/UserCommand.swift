@@ -26,7 +26,7 @@ struct UserCommand: AsyncParsableCommand {
                 throw ValidationError("no password on standard input")
             }
             try UserImportParser.checkUsername(username)
-            let store = try StoreOptions.openStore(try options.loadConfiguration())
+            let store = try await StoreOptions.openStore(try options.loadConfiguration())
             let hash = try await PasswordHashing().hash(password)
             let id = try await store.addUser(username: username, name: name, email: email, passwordHash: hash,
                                              at: SystemClock().now)
@@ -44,7 +44,7 @@ struct UserCommand: AsyncParsableCommand {
         func run() async throws {
             guard let date = IssueDate(until) else { throw ValidationError("--until: expected a date YYYY-MM-DD, got \"\(until)\"") }
             let configuration = try options.loadConfiguration()
-            let store = try StoreOptions.openStore(configuration)
+            let store = try await StoreOptions.openStore(configuration)
             try await store.syncCatalogue(configuration.catalogue, dryRun: false)
             try await store.subscribe(username: username, editionID: edition, until: date)
             printOutput("user \(username) subscribed to edition \(edition) until \(date)")
@@ -73,7 +73,7 @@ struct UserCommand: AsyncParsableCommand {
             } catch {
                 throw ValidationError("\(file): \(error); nothing was imported")
             }
-            let store = try StoreOptions.openStore(configuration)
+            let store = try await StoreOptions.openStore(configuration)
             try await store.syncCatalogue(configuration.catalogue, dryRun: false)
             let users = try await UserImportParser.hashPasswords(rows) { done, total in
                 printError("hashing passwords: \(done)/\(total)")

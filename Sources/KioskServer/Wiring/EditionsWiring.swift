@@ -12,10 +12,10 @@ import KioskHTTP
 struct EditionsServices: Sendable {
     let directory: EditionsDirectory
     let bundles: BundleService
-    let store: SQLiteKioskStore
+    let store: any KioskDatabase
     let logger: Logger
 
-    init(configuration: KioskConfiguration, store: SQLiteKioskStore, logger: Logger, bundleObserver: (any BundleObserver)? = nil) throws {
+    init(configuration: KioskConfiguration, store: any KioskDatabase, logger: Logger, bundleObserver: (any BundleObserver)? = nil) throws {
         self.directory = try EditionsDirectory(path: configuration.server.editions)
         self.bundles = BundleService(directory: directory, registry: store, logger: logger, observer: bundleObserver)
         self.store = store

@@ -10,7 +10,7 @@ import KioskHTTP
 
 /// Builds a `KioskRuntime` from a configuration: the one place where the parts are wired together.
 struct RuntimeFactory: Sendable {
-    let store: SQLiteKioskStore
+    let store: any KioskDatabase
     let editions: EditionsServices
     let secrets: Secrets
     let logger: Logger

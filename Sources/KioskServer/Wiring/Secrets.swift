@@ -8,8 +8,9 @@ import KioskHTTP
 /// The server's secrets: one master secret from which each use derives its own key.
 ///
 /// From, in order: `KIOSK_SECRET` (at least 32 characters), the file named by `KIOSK_SECRET_FILE`
-/// or the configuration's `secret_file`, or, for development, a random one generated on first run
-/// and kept next to the database (`kiosk-secret`, mode 0600). `KIOSK_LINK_SECRET` overrides the link
+/// or the configuration's `secret_file`, or, for development on SQLite, a random one generated on first
+/// run and kept next to the database (`kiosk-secret`, mode 0600). With PostgreSQL there is no
+/// development secret: every instance must be given the same one. `KIOSK_LINK_SECRET` overrides the link
 /// secret, so a web server that verifies links can share it.
 struct Secrets: Sendable {
     let master: [UInt8]
@@ -26,7 +27,7 @@ struct Secrets: Sendable {
         Array(HMAC<SHA256>.authenticationCode(for: Array(label.utf8), using: SymmetricKey(data: master)))
     }
 
-    static func load(configuration: KioskConfiguration, databasePath: String,
+    static func load(configuration: KioskConfiguration, database: DatabaseLocation,
                      environment: [String: String] = ProcessInfo.processInfo.environment,
                      logger: Logger?) throws -> Secrets {
         let linkSecret = environment["KIOSK_LINK_SECRET"].flatMap { $0.isEmpty ? nil : $0 }
@@ -45,6 +46,11 @@ struct Secrets: Sendable {
                 throw ConfigurationError(file: path, key: "secret_file", problem: "must hold at least 32 characters")
             }
             return Secrets(master: value, source: path, linkSecretOverride: linkSecret)
+        }
+        guard case .sqlite(let databasePath) = database else {
+            throw ConfigurationError(file: "environment", key: "KIOSK_SECRET",
+                                     problem: "is required with a PostgreSQL database (every instance must share it): "
+                                         + "set KIOSK_SECRET or KIOSK_SECRET_FILE")
         }
         let directory = URL(fileURLWithPath: databasePath).deletingLastPathComponent().path
         let path = directory + "/kiosk-secret"

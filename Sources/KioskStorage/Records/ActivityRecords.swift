@@ -129,8 +129,8 @@ struct ActiveIdentityRecord: Hashable, FetchableRecord, PersistableRecord, Liste
     var appKey: String
     var identityKey: String
 
-    init(day: Int64, appKey: String, identityKey: String) {
-        self.day = day; self.appKey = appKey; self.identityKey = identityKey
+    init(_ sighting: IdentitySighting) {
+        day = sighting.day; appKey = sighting.appKey; identityKey = sighting.identityKey
     }
 
     init(row: Row) { day = row[Columns.day]; appKey = row[Columns.appKey]; identityKey = row[Columns.identityKey] }

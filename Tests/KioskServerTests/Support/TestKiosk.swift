@@ -36,9 +36,9 @@ struct TestKiosk {
         configuration.server.samples = nil
         adjust(&configuration)
         self.configuration = configuration
-        store = try StoreOptions.openStore(configuration)
+        store = try SQLiteKioskStore(path: configuration.server.database)
         try await store.syncCatalogue(configuration.catalogue, dryRun: false)
-        let secrets = try Secrets.load(configuration: configuration, databasePath: configuration.server.database,
+        let secrets = try Secrets.load(configuration: configuration, database: .sqlite(path: configuration.server.database),
                                        environment: ["KIOSK_SECRET": TestKiosk.secret],
                                        logger: nil)
         let clock = TestClock(1_748_779_200)

@@ -1,5 +1,14 @@
 import Foundation
-import GRDB
+
+/// An identity key an app saw on a UTC day (days since 1970-01-01): a row of `active_identities`.
+public struct IdentitySighting: Sendable, Hashable {
+    public var day: Int64
+    public var appKey: String
+    public var identityKey: String
+    public init(day: Int64, appKey: String, identityKey: String) {
+        self.day = day; self.appKey = appKey; self.identityKey = identityKey
+    }
+}
 
 /// The identity keys each app saw per UTC day (`active_identities`), written at most once per key, app
 /// and day by this process, in the background: later sightings the same day are answered from memory,
@@ -9,22 +18,23 @@ import GRDB
 /// The memory is one entry per key seen today, dropped when the day changes or after `capacity`
 /// entries (then a key may be written again, which the primary key makes harmless). A failed write is
 /// forgotten, so the key's next call tries again; a crash loses at most the sightings not yet written.
-final class ActivityLog: @unchecked Sendable {
+public final class ActivityLog: @unchecked Sendable {
     static let capacity = 500_000
     static let maxPending = 100_000
     static let batchSize = 512
 
-    private let writer: any DatabaseWriter
+    /// Inserts a batch, ignoring rows already there.
+    private let write: @Sendable ([IdentitySighting]) async throws -> Void
     private let lock = NSLock()
     private var day: Int64 = 0
-    private var seen = Set<ActiveIdentityRecord>()
-    private var pending: [ActiveIdentityRecord] = []
+    private var seen = Set<IdentitySighting>()
+    private var pending: [IdentitySighting] = []
     private var writing = false
 
-    init(writer: any DatabaseWriter) { self.writer = writer }
+    public init(write: @escaping @Sendable ([IdentitySighting]) async throws -> Void) { self.write = write }
 
     /// Queues `entry` for writing unless this process already did today; returns at once.
-    func record(_ entry: ActiveIdentityRecord) {
+    public func record(_ entry: IdentitySighting) {
         let startWriter: Bool = lock.withLock {
             if entry.day > day || seen.count >= Self.capacity {
                 day = max(day, entry.day)
@@ -41,7 +51,7 @@ final class ActivityLog: @unchecked Sendable {
 
     private func writePending() async {
         while true {
-            let batch: [ActiveIdentityRecord] = lock.withLock {
+            let batch: [IdentitySighting] = lock.withLock {
                 let batch = Array(pending.prefix(Self.batchSize))
                 pending.removeFirst(batch.count)
                 if batch.isEmpty { writing = false }
@@ -49,9 +59,7 @@ final class ActivityLog: @unchecked Sendable {
             }
             if batch.isEmpty { return }
             do {
-                try await writer.write { db in
-                    for entry in batch { try entry.insert(db, onConflict: .ignore) }
-                }
+                try await write(batch)
             } catch {
                 lock.withLock { for entry in batch { seen.remove(entry) } }
             }

@@ -1,0 +1,91 @@
+import KioskModels
+import PostgresNIO
+
+/// Publishing's side of the store: each call is one transaction.
+extension PostgresKioskStore {
+    public func edition(id: Int) async throws -> Edition? {
+        try await read { c in
+            try await c.rows("SELECT id, publication_id, name, created_on FROM editions WHERE id = \(id)",
+                             (Int, Int, String, String).self, logger: logger).first.flatMap { row in
+                IssueDate(row.3).map { Edition(id: row.0, publicationID: row.1, name: row.2, createdOn: $0) }
+            }
+        }
+    }
+
+    public func publicationName(id: Int) async throws -> String? {
+        try await read { c in try await c.value("SELECT name FROM publications WHERE id = \(id)", String.self, logger: logger) }
+    }
+
+    public func nextRevision(editionID: Int, date: IssueDate) async throws -> Int {
+        let day = date.description
+        return try await read { c in
+            (try await c.value("SELECT revision FROM issues WHERE edition_id = \(editionID) AND date = \(day)",
+                               Int.self, logger: logger) ?? 0) + 1
+        }
+    }
+
+    public func publishIssue(editionID: Int, date: IssueDate, revision: Int, pages: [PublishedPage],
+                             bundle: BundleInfo?, at time: Int64) async throws -> Int? {
+        let day = date.description
+        let sections = Set(pages.map(\.section)).sorted { $0.id < $1.id }
+        let pages = pages.sorted { $0.number < $1.number }
+        return try await write { c in
+            if !sections.isEmpty {
+                try await c.run("""
+                    INSERT INTO sections (id, name) SELECT * FROM unnest(\(sections.map(\.id)), \(sections.map(\.name)))
+                    ON CONFLICT (id) DO UPDATE SET name = excluded.name WHERE sections.name <> excluded.name
+                    """, logger: logger)
+            }
+            let replaced = try await c.value("""
+                SELECT revision FROM issues WHERE edition_id = \(editionID) AND date = \(day) FOR UPDATE
+                """, Int.self, logger: logger)
+            try await c.run("DELETE FROM pages WHERE edition_id = \(editionID) AND date = \(day)", logger: logger)
+            try await c.run("""
+                INSERT INTO issues (edition_id, date, revision, page_count, published_at, withdrawn_at,
+                                    bundle_path, bundle_size, bundle_sha256)
+                VALUES (\(editionID), \(day), \(revision), \(pages.count), \(time), NULL,
+                        \(bundle?.path), \(bundle?.size), \(bundle?.sha256))
+                ON CONFLICT (edition_id, date) DO UPDATE SET
+                    revision = excluded.revision, page_count = excluded.page_count,
+                    published_at = excluded.published_at, withdrawn_at = NULL,
+                    bundle_path = excluded.bundle_path, bundle_size = excluded.bundle_size,
+                    bundle_sha256 = excluded.bundle_sha256
+                """, logger: logger)
+            if !pages.isEmpty {
+                try await c.run("""
+                    INSERT INTO pages (edition_id, date, number, section_id, pdf_path, jpg_path, jpga_path)
+                    SELECT \(editionID), \(day), * FROM unnest(\(pages.map(\.number)), \(pages.map(\.section.id)),
+                        \(pages.map(\.files.pdf)), \(pages.map(\.files.jpg)), \(pages.map(\.files.jpgA)))
+                    """, logger: logger)
+            }
+            return replaced
+        }
+    }
+
+    public func withdrawIssue(editionID: Int, date: IssueDate, at time: Int64) async throws -> Bool {
+        let day = date.description
+        return try await read { c in
+            try await c.run("""
+                UPDATE issues SET withdrawn_at = \(time)
+                WHERE edition_id = \(editionID) AND date = \(day) AND withdrawn_at IS NULL RETURNING 1
+                """, logger: logger) == 1
+        }
+    }
+
+    public func setBundle(editionID: Int, date: IssueDate, revision: Int, bundle: BundleInfo) async throws {
+        let day = date.description
+        try await read { c in
+            try await c.run("""
+                UPDATE issues SET bundle_path = \(bundle.path), bundle_size = \(bundle.size), bundle_sha256 = \(bundle.sha256)
+                WHERE edition_id = \(editionID) AND date = \(day) AND revision = \(revision)
+                """, logger: logger)
+        }
+    }
+
+    public func storedRevisions() async throws -> [(editionID: Int, date: IssueDate, revision: Int)] {
+        try await read { c in
+            try await c.rows("SELECT edition_id, date, revision FROM issues", (Int, String, Int).self, logger: logger)
+                .compactMap { row in IssueDate(row.1).map { (editionID: row.0, date: $0, revision: row.2) } }
+        }
+    }
+}

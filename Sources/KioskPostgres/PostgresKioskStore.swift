@@ -1,0 +1,359 @@
+import KioskModels
+import Logging
+import PostgresNIO
+
+/// The store for more than one machine: PostgreSQL through postgres-nio's `PostgresClient` pool.
+///
+/// Every instance of Kiosk may share one database. Checks that must hold across instances (the demo
+/// quota, demo grants, catalogue syncs) take a transaction-scoped advisory lock on what they check,
+/// so two instances serialize exactly where SQLite's single writer would. Downloads are
+/// group-committed like SQLite's; a failed connection fails the call (`-32603`) and the pool
+/// reconnects by itself when the server is back.
+public final class PostgresKioskStore: KioskDatabase {
+    let client: PostgresClient
+    let logger: Logger
+    private let running: Task<Void, Never>
+    private let downloads: GroupCommit<DownloadRecord>
+    private let activity: ActivityLog
+
+    /// Starts the pool and applies missing migrations (waiting for another instance doing the same).
+    public static func connect(_ configuration: PostgresClient.Configuration, logger: Logger) async throws -> PostgresKioskStore {
+        let store = PostgresKioskStore(client: PostgresClient(configuration: configuration, backgroundLogger: logger), logger: logger)
+        do {
+            let applied = try await PostgresSchema.migrate(store.client, logger: logger)
+            if !applied.isEmpty { logger.info("database migrated", metadata: ["versions": "\(applied)"]) }
+        } catch {
+            await store.close()
+            throw error
+        }
+        return store
+    }
+
+    private init(client: PostgresClient, logger: Logger) {
+        self.client = client
+        self.logger = logger
+        self.running = Task { await client.run() }
+        self.downloads = GroupCommit { downloads in
+            try await client.withTransaction(logger: logger) { try await Self.insert(downloads, on: $0, logger: logger) }
+        }
+        self.activity = ActivityLog { sightings in
+            _ = try await client.withConnection { connection in
+                try await connection.run("""
+                    INSERT INTO active_identities (day, app_key, identity_key)
+                    SELECT * FROM unnest(\(sightings.map(\.day)), \(sightings.map(\.appKey)), \(sightings.map(\.identityKey)))
+                    ON CONFLICT DO NOTHING
+                    """, logger: logger)
+            }
+        }
+    }
+
+    public func close() async {
+        running.cancel()
+        await running.value
+    }
+
+    /// Runs `body` on a pooled connection.
+    func read<Result: Sendable>(_ body: (PostgresConnection) async throws -> Result) async throws -> Result {
+        try await client.withConnection { try await body($0) }
+    }
+
+    /// Runs `body` in one transaction. An error `body` throws (a refusal such as
+    /// `UserAdministrationError`) reaches the caller as it was thrown, after the rollback.
+    func write<Result: Sendable>(_ body: (PostgresConnection) async throws -> Result) async throws -> Result {
+        do {
+            return try await client.withTransaction(logger: logger) { try await body($0) }
+        } catch let error as PostgresTransactionError {
+            guard let thrown = error.closureError, error.rollbackError == nil else { throw error }
+            throw thrown
+        }
+    }
+
+    // MARK: Catalogue
+
+    public func app(key: String) async throws -> App? {
+        try await read { c in
+            try await c.rows("SELECT key, name, demo_quota FROM apps WHERE key = \(key)", (String, String, Int).self,
+                             logger: logger).first.map { App(key: $0.0, name: $0.1, demoQuota: $0.2) }
+        }
+    }
+
+    /// The columns of an offered edition (tariff line `t`, edition `e`, publication `p`).
+    static let offeredColumns = "t.app_key, t.edition_id, t.sort_order, t.access, e.publication_id, e.name, e.created_on, p.name"
+    typealias OfferedRow = (String, Int, Int, String, Int, String, String, String)
+
+    static func offered(_ row: OfferedRow) -> OfferedEdition? {
+        guard let access = LineAccess(rawValue: row.3), let created = IssueDate(row.6) else { return nil }
+        return OfferedEdition(line: TariffLine(appKey: row.0, editionID: row.1, order: row.2, access: access),
+                              edition: Edition(id: row.1, publicationID: row.4, name: row.5, createdOn: created),
+                              publicationName: row.7)
+    }
+
+    /// The first page's JPEG of issue `i`.
+    static let coverColumn = """
+        (SELECT pg.jpg_path FROM pages pg WHERE pg.edition_id = i.edition_id AND pg.date = i.date
+         ORDER BY pg.number LIMIT 1)
+        """
+
+    public func editionListings(appKey: String) async throws -> [EditionListing] {
+        try await read { c in
+            try await c.rows("""
+                SELECT \(unescaped: Self.offeredColumns), i.date, \(unescaped: Self.coverColumn)
+                FROM tariff_lines t
+                JOIN editions e ON e.id = t.edition_id
+                JOIN publications p ON p.id = e.publication_id
+                JOIN issues i ON i.edition_id = t.edition_id AND i.date = (
+                    SELECT MAX(date) FROM issues WHERE edition_id = t.edition_id AND withdrawn_at IS NULL)
+                WHERE t.app_key = \(appKey)
+                ORDER BY t.sort_order, t.edition_id
+                """, (String, Int, Int, String, Int, String, String, String, String, String?).self, logger: logger)
+            .compactMap { row in
+                guard let offered = Self.offered((row.0, row.1, row.2, row.3, row.4, row.5, row.6, row.7)),
+                      let date = IssueDate(row.8) else { return nil }
+                return EditionListing(offered: offered, newest: IssueSummary(date: date, coverPath: row.9))
+            }
+        }
+    }
+
+    public func offeredEdition(appKey: String, editionID: Int) async throws -> OfferedEdition? {
+        try await read { c in
+            try await c.rows("""
+                SELECT \(unescaped: Self.offeredColumns) FROM tariff_lines t
+                JOIN editions e ON e.id = t.edition_id
+                JOIN publications p ON p.id = e.publication_id
+                WHERE t.app_key = \(appKey) AND t.edition_id = \(editionID)
+                """, OfferedRow.self, logger: logger).first.flatMap(Self.offered)
+        }
+    }
+
+    public func issues(editionID: Int, from date: IssueDate?, direction: ListingDirection,
+                       limit: Int) async throws -> [IssueSummary] {
+        var query = DynamicQuery()
+        var sql = "SELECT i.date, \(Self.coverColumn) FROM issues i WHERE i.edition_id = \(query.bind(editionID)) AND i.withdrawn_at IS NULL"
+        if let date {
+            sql += " AND i.date \(direction == .descending ? "<=" : ">=") \(query.bind(date.description))"
+        }
+        sql += " ORDER BY i.date \(date == nil || direction == .descending ? "DESC" : "ASC") LIMIT \(query.bind(limit))"
+        let statement = query.query(sql)
+        return try await read { c in
+            try await c.rows(statement, (String, String?).self, logger: logger).compactMap { row in
+                IssueDate(row.0).map { IssueSummary(date: $0, coverPath: row.1) }
+            }
+        }
+    }
+
+    public func issueContents(editionID: Int, date: IssueDate) async throws -> IssueContents? {
+        let day = date.description
+        return try await read { c in
+            guard let issue = try await c.rows("""
+                SELECT revision, bundle_path, bundle_size, bundle_sha256 FROM issues
+                WHERE edition_id = \(editionID) AND date = \(day) AND withdrawn_at IS NULL
+                """, (Int, String?, Int64?, String?).self, logger: logger).first
+            else { return nil }
+            let pages = try await c.rows("""
+                SELECT pg.id, pg.number, pg.section_id, s.name, pg.pdf_path, pg.jpg_path, pg.jpga_path
+                FROM pages pg JOIN sections s ON s.id = pg.section_id
+                WHERE pg.edition_id = \(editionID) AND pg.date = \(day) ORDER BY pg.number
+                """, (Int, Int, Int, String, String, String, String).self, logger: logger).map { row in
+                Page(id: row.0, number: row.1, section: Section(id: row.2, name: row.3),
+                     files: PageFiles(pdf: row.4, jpg: row.5, jpgA: row.6))
+            }
+            var bundle: BundleInfo?
+            if let path = issue.1, let size = issue.2, let sha256 = issue.3 { bundle = BundleInfo(path: path, size: size, sha256: sha256) }
+            return IssueContents(editionID: editionID, date: date, revision: issue.0, pages: pages, bundle: bundle)
+        }
+    }
+
+    @discardableResult
+    public func syncCatalogue(_ catalogue: Catalogue, dryRun: Bool) async throws -> [String] {
+        if dryRun {
+            return try await read { c in
+                try await c.rolledBack(logger: logger) { try await PostgresCatalogueSync(connection: $0, logger: logger).apply(catalogue) }
+            }
+        }
+        return try await write { c in try await PostgresCatalogueSync(connection: c, logger: logger).apply(catalogue) }
+    }
+
+    // MARK: Readers
+
+    static let userColumns = "id, username, name, email, password_hash"
+
+    static func user(_ row: (Int, String, String, String, String)) -> User {
+        User(id: row.0, username: row.1, name: row.2, email: row.3, passwordHash: row.4)
+    }
+
+    public func user(username: String) async throws -> User? {
+        try await read { c in
+            try await c.rows("SELECT \(unescaped: Self.userColumns) FROM users WHERE lower(username) = lower(\(username))",
+                             (Int, String, String, String, String).self, logger: logger).first.map(Self.user)
+        }
+    }
+
+    public func user(id: Int) async throws -> User? {
+        try await read { c in
+            try await c.rows("SELECT \(unescaped: Self.userColumns) FROM users WHERE id = \(id)",
+                             (Int, String, String, String, String).self, logger: logger).first.map(Self.user)
+        }
+    }
+
+    public func replacePasswordHash(userID: Int, from old: String, to new: String) async throws {
+        try await read { c in
+            try await c.run("UPDATE users SET password_hash = \(new) WHERE id = \(userID) AND password_hash = \(old)", logger: logger)
+        }
+    }
+
+    public func subscriptions(userID: Int) async throws -> [Subscription] {
+        try await read { c in
+            try await c.rows("SELECT user_id, edition_id, until FROM subscriptions WHERE user_id = \(userID) ORDER BY edition_id",
+                             (Int, Int, String).self, logger: logger).compactMap { row in
+                IssueDate(row.2).map { Subscription(userID: row.0, editionID: row.1, until: $0) }
+            }
+        }
+    }
+
+    public func identity(key: String) async throws -> DeviceIdentity? {
+        try await read { c in
+            try await c.rows("""
+                SELECT key, app_key, device_key, user_id, device_info, os, imported FROM identities WHERE key = \(key)
+                """, (String, String, String, Int, String, String, Bool).self, logger: logger).first.map { row in
+                DeviceIdentity(key: row.0, appKey: row.1, deviceKey: row.2, userID: row.3,
+                               deviceInfo: DeviceInfoCoding.decode(row.4), os: row.5, imported: row.6)
+            }
+        }
+    }
+
+    public func saveIdentity(_ identity: DeviceIdentity, at time: Int64, retiringImported: Bool) async throws {
+        let info = DeviceInfoCoding.encode(identity.deviceInfo)
+        try await write { c in
+            try await c.run("""
+                INSERT INTO identities (key, app_key, device_key, user_id, device_info, os, first_seen, last_seen, imported)
+                VALUES (\(identity.key), \(identity.appKey), \(identity.deviceKey), \(identity.userID), \(info),
+                        \(identity.os), \(time), \(time), \(identity.imported))
+                ON CONFLICT (key) DO UPDATE SET device_info = excluded.device_info, os = excluded.os,
+                                                last_seen = excluded.last_seen
+                """, logger: logger)
+            if retiringImported {
+                try await c.run("""
+                    DELETE FROM identities
+                    WHERE app_key = \(identity.appKey) AND device_key = \(identity.deviceKey) AND imported AND key <> \(identity.key)
+                    """, logger: logger)
+            }
+        }
+    }
+
+    public func recordActivity(appKey: String, identityKey: String, at time: Int64) {
+        activity.record(IdentitySighting(day: time / 86_400, appKey: appKey, identityKey: identityKey))
+    }
+
+    public func recordDownload(_ download: DownloadRecord) async throws {
+        try await downloads.submit(download)
+    }
+
+    /// Inserts downloads and adds them to `download_counts`, whose rows are updated in key order so
+    /// that two instances committing at once never deadlock.
+    static func insert(_ downloads: [DownloadRecord], on c: PostgresConnection, logger: Logger) async throws {
+        try await c.run("""
+            INSERT INTO downloads (edition_id, date, app_key, identity_key, user_id, claimed_user_id, device_key, os, time)
+            SELECT * FROM unnest(\(downloads.map(\.editionID)), \(downloads.map(\.date.description)), \(downloads.map(\.appKey)),
+                                 \(downloads.map(\.identityKey)), \(downloads.map(\.userID)), \(downloads.map(\.claimedUserID)),
+                                 \(downloads.map(\.deviceKey)), \(downloads.map(\.os)), \(downloads.map(\.time)))
+            """, logger: logger)
+        struct Key: Hashable, Comparable {
+            var day: Int64, editionID: Int, date: String, appKey: String, os: String
+            static func < (a: Key, b: Key) -> Bool {
+                (a.day, a.editionID, a.date, a.appKey, a.os) < (b.day, b.editionID, b.date, b.appKey, b.os)
+            }
+        }
+        var counts: [Key: Int64] = [:]
+        for d in downloads {
+            counts[Key(day: d.time / 86_400, editionID: d.editionID, date: d.date.description, appKey: d.appKey, os: d.os), default: 0] += 1
+        }
+        let keys = counts.keys.sorted()
+        try await c.run("""
+            INSERT INTO download_counts (day, edition_id, date, app_key, os, count)
+            SELECT * FROM unnest(\(keys.map(\.day)), \(keys.map(\.editionID)), \(keys.map(\.date)), \(keys.map(\.appKey)),
+                                 \(keys.map(\.os)), \(keys.map { counts[$0]! }))
+            ON CONFLICT (day, edition_id, date, app_key, os) DO UPDATE SET count = download_counts.count + excluded.count
+            """, logger: logger)
+    }
+
+    // MARK: Demos
+
+    /// Serializes, across instances, the transactions that check and change one device's demos.
+    private func lockDevice(appKey: String, deviceKey: String, on c: PostgresConnection) async throws {
+        try await c.run("SELECT pg_advisory_xact_lock(hashtextextended(\(appKey + "\u{1F}" + deviceKey), 1))", logger: logger)
+    }
+
+    public func demosConsumed(appKey: String, deviceKey: String) async throws -> Int {
+        try await read { c in
+            try await c.value("SELECT consumed FROM demo_counters WHERE app_key = \(appKey) AND device_key = \(deviceKey)",
+                              Int.self, logger: logger) ?? 0
+        }
+    }
+
+    public func consumeDemo(appKey: String, deviceKey: String, quota: Int, at time: Int64) async throws -> DemoOutcome {
+        try await write { c in
+            try await lockDevice(appKey: appKey, deviceKey: deviceKey, on: c)
+            let consumed = try await c.value("""
+                SELECT consumed FROM demo_counters WHERE app_key = \(appKey) AND device_key = \(deviceKey)
+                """, Int.self, logger: logger) ?? 0
+            guard consumed < quota else { return DemoOutcome(granted: false, consumed: consumed) }
+            try await c.run("""
+                INSERT INTO demo_counters (app_key, device_key, consumed) VALUES (\(appKey), \(deviceKey), 1)
+                ON CONFLICT (app_key, device_key) DO UPDATE SET consumed = demo_counters.consumed + 1
+                """, logger: logger)
+            try await c.run("""
+                INSERT INTO demo_grants (app_key, device_key, granted_at) VALUES (\(appKey), \(deviceKey), \(time))
+                """, logger: logger)
+            return DemoOutcome(granted: true, consumed: consumed + 1)
+        }
+    }
+
+    public func useDemoGrant(appKey: String, deviceKey: String, editionID: Int, date: IssueDate,
+                             at time: Int64) async throws -> Bool {
+        let day = date.description
+        return try await write { c in
+            try await lockDevice(appKey: appKey, deviceKey: deviceKey, on: c)
+            let bound = try await c.run("""
+                SELECT 1 FROM demo_grants
+                WHERE app_key = \(appKey) AND device_key = \(deviceKey) AND edition_id = \(editionID) AND date = \(day)
+                LIMIT 1
+                """, logger: logger)
+            if bound > 0 { return true }
+            return try await c.run("""
+                UPDATE demo_grants SET edition_id = \(editionID), date = \(day), used_at = \(time)
+                WHERE id = (SELECT id FROM demo_grants
+                            WHERE app_key = \(appKey) AND device_key = \(deviceKey) AND edition_id IS NULL
+                            ORDER BY id LIMIT 1)
+                RETURNING 1
+                """, logger: logger) == 1
+        }
+    }
+
+    // MARK: Sign-in throttling
+
+    public func signInFailures(username: String, deviceKey: String?, since: Int64) async throws -> (username: Int, device: Int) {
+        try await read { c in
+            let byUser = try await c.value("""
+                SELECT COUNT(*) FROM sign_in_failures WHERE lower(username) = lower(\(username)) AND time >= \(since)
+                """, Int.self, logger: logger) ?? 0
+            guard let deviceKey else { return (byUser, 0) }
+            let byDevice = try await c.value("""
+                SELECT COUNT(*) FROM sign_in_failures WHERE device_key = \(deviceKey) AND time >= \(since)
+                """, Int.self, logger: logger) ?? 0
+            return (byUser, byDevice)
+        }
+    }
+
+    public func recordSignInFailure(username: String, deviceKey: String?, at time: Int64) async throws {
+        try await read { c in
+            try await c.run("INSERT INTO sign_in_failures (username, device_key, time) VALUES (\(username), \(deviceKey), \(time))",
+                            logger: logger)
+        }
+    }
+
+    // MARK: Readiness
+
+    public func ping() async throws {
+        try await read { c in _ = try await c.value("SELECT COUNT(*) FROM apps", Int.self, logger: logger) }
+    }
+}

@@ -1,0 +1,56 @@
+import Foundation
+import KioskConfig
+import KioskModels
+import KioskPostgres
+import KioskStorage
+import Logging
+import NIOSSL
+import PostgresNIO
+
+/// Opens the database `server.database` names: a SQLite file (its folder created if needed) or a
+/// PostgreSQL server (`postgres://…`), migrated either way.
+enum DatabaseWiring {
+    static func open(_ configuration: KioskConfiguration, logger: Logger = Logger(label: "kiosk.database")) async throws -> any KioskDatabase {
+        switch try DatabaseLocation(configuration.server.database) {
+        case .sqlite(let path):
+            let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            return try SQLiteKioskStore(path: path, busyTimeout: configuration.limits.databaseBusyTimeoutSeconds)
+        case .postgres(let location):
+            return try await PostgresKioskStore.connect(try clientConfiguration(location), logger: logger)
+        }
+    }
+
+    /// postgres-nio's configuration for a location: TCP or Unix socket, TLS as `sslmode` asks.
+    static func clientConfiguration(_ location: PostgresLocation) throws -> PostgresClient.Configuration {
+        var configuration: PostgresClient.Configuration
+        if let directory = location.socketDirectory {
+            configuration = .init(unixSocketPath: "\(directory)/.s.PGSQL.\(location.port)", username: location.username,
+                                  password: location.password, database: location.database)
+        } else {
+            configuration = .init(host: location.host, port: location.port, username: location.username,
+                                  password: location.password, database: location.database, tls: try tls(location))
+        }
+        configuration.options.maximumConnections = location.maxConnections
+        configuration.options.connectTimeout = .seconds(5)
+        return configuration
+    }
+
+    private static func tls(_ location: PostgresLocation) throws -> PostgresClient.Configuration.TLS {
+        var tls = TLSConfiguration.makeClientConfiguration()
+        switch location.tls {
+        case .disable: return .disable
+        case .prefer:
+            tls.certificateVerification = .none
+            return .prefer(tls)
+        case .require:
+            tls.certificateVerification = .none
+            return .require(tls)
+        case .verifyFull:
+            if let path = location.rootCertificate {
+                tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(path))
+            }
+            return .require(tls)
+        }
+    }
+}
