@@ -181,12 +181,13 @@ public struct EditionsDirectory: Sendable {
         private let lock: FileLock
         private let archive: OpenFile
 
-        init(path: String) throws {
+        init(directory: EditionsDirectory, name: String) throws {
+            let (path, lock) = try directory.makeLockedStagingFolder(name, mode: 0o700)
             self.path = path
-            guard mkdir(path, 0o700) == 0 else { throw SystemError("mkdir", path) }
-            guard mkdir(path + "/tree", 0o700) == 0, let lock = try FileLock.tryLock(try FS.openDirectory(path)) else {
+            guard mkdir(path + "/tree", 0o700) == 0 else {
                 try? FS.removeTree(path)
-                throw SystemError("mkdir", path)
+                lock.unlock()
+                throw SystemError("mkdir", path + "/tree")
             }
             self.lock = lock
             archive = try FS.open(path + "/upload", O_WRONLY | O_CREAT | O_EXCL, mode: 0o600)
@@ -204,7 +205,31 @@ public struct EditionsDirectory: Sendable {
 
     /// A new upload folder.
     public func makeUploadFolder() throws -> UploadFolder {
-        try UploadFolder(path: "\(stagingRoot)/upload-\(FS.randomSuffix())")
+        try UploadFolder(directory: self, name: "upload-\(FS.randomSuffix())")
+    }
+
+    /// Folders being made under `.staging/` carry this prefix until they are locked.
+    static let unlockedStagingPrefix = ".new-"
+    /// How old an unlocked new staging folder must be before clean-up takes it for a crash's leftover.
+    static let abandonedStagingSeconds = 600
+
+    /// Makes `.staging/<name>` already locked: it is created under a name clean-up skips, locked, then
+    /// renamed, so no clean-up (of this or another process or machine) ever sees it unlocked.
+    func makeLockedStagingFolder(_ name: String, mode: mode_t) throws -> (path: String, lock: FileLock) {
+        let hidden = stagingRoot + "/" + Self.unlockedStagingPrefix + name
+        let path = stagingRoot + "/" + name
+        guard mkdir(hidden, mode) == 0 else { throw SystemError("mkdir", hidden) }
+        guard let lock = try? FileLock.tryLock(try FS.openDirectory(hidden)) else {
+            try? FS.removeTree(hidden)
+            throw SystemError("flock", hidden, code: EWOULDBLOCK)
+        }
+        guard rename(hidden, path) == 0 else {
+            let error = SystemError("rename", hidden)
+            try? FS.removeTree(hidden)
+            lock.unlock()
+            throw error
+        }
+        return (path, lock)
     }
 
     // MARK: Start-up clean-up
@@ -263,6 +288,10 @@ public struct EditionsDirectory: Sendable {
         var report = CleanupReport()
         for name in (try? FS.list(stagingRoot)) ?? [] {
             let path = stagingRoot + "/" + name
+            if name.hasPrefix(Self.unlockedStagingPrefix) {
+                // Being made by someone, unless a crash left it long ago.
+                guard let info = FS.lstat(path), Int(time(nil)) - Int(info.st_mtim.tv_sec) > Self.abandonedStagingSeconds else { continue }
+            }
             guard let holder = try? FS.open(path, O_RDONLY | O_NOFOLLOW) else {
                 FS.unlink(path)   // a dangling link or unreadable entry: nothing of ours
                 continue

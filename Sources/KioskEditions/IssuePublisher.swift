@@ -146,8 +146,12 @@ public struct IssuePublisher: Sendable {
     }
 
     /// Hides a published issue from readers; its files stay until it is republished. False when there
-    /// was no visible issue.
+    /// was no visible issue. Takes the issue's lock, so it never interleaves with a publish of the same
+    /// issue by this or another process (on this or another machine sharing the editions directory).
     public func withdraw(editionID: Int, date: IssueDate) async throws -> Bool {
+        let directory = self.directory
+        let lock = try await Blocking.run { try directory.lockIssue(editionID: editionID, date: date) }
+        defer { lock.unlock() }
         let withdrawn = try await registry.withdrawIssue(editionID: editionID, date: date, at: clock.now)
         if withdrawn {
             logger.info("issue withdrawn", metadata: ["edition": .stringConvertible(editionID), "date": .stringConvertible(date)])
@@ -249,12 +253,9 @@ public struct IssuePublisher: Sendable {
                       header: BundleManifest.Header, pages: [BundleManifest.Page], revisionPath: String,
                       limits: PublishLimits, options: BundleOptions, reporter: ProgressReporter) throws -> BuiltBundle {
         let name = "\(header.editionID)-\(header.date)-r\(header.revision)-\(FS.randomSuffix())"
-        let staging = directory.stagingRoot + "/" + name
-        guard mkdir(staging, 0o755) == 0 else { throw SystemError("mkdir", staging) }
+        // Locked from before it is visible until this function returns: start-up clean-up elsewhere skips it.
+        let (staging, stagingLock) = try directory.makeLockedStagingFolder(name, mode: 0o755)
         do {
-            // Held until this function returns: start-up clean-up elsewhere skips a locked staging folder.
-            let holder = try FS.openDirectory(staging)
-            guard let stagingLock = try FileLock.tryLock(holder) else { throw SystemError("flock", staging, code: EWOULDBLOCK) }
             defer { stagingLock.unlock() }
             for kind in PageFileKind.allCases {
                 guard mkdir(staging + "/" + kind.folder, 0o755) == 0 else { throw SystemError("mkdir", staging + "/" + kind.folder) }

@@ -4,7 +4,7 @@ import PostgresNIO
 /// The operator's commands: users, subscriptions, imports. Each call is one transaction.
 extension PostgresKioskStore {
     public func addUser(username: String, name: String, email: String, passwordHash: String, at time: Int64) async throws -> Int {
-        try await write { c in
+        try await write { [self] c in
             guard let id = try await c.value("""
                 INSERT INTO users (username, name, email, password_hash, created_at)
                 VALUES (\(username), \(name), \(email), \(passwordHash), \(time))
@@ -16,14 +16,14 @@ extension PostgresKioskStore {
     }
 
     public func subscribe(username: String, editionID: Int, until: IssueDate) async throws {
-        try await write { c in
+        try await write { [self] c in
             guard let userID = try await lookUpUser(username, on: c) else { throw UserAdministrationError.unknownUser(username) }
             try await setSubscription(userID: userID, editionID: editionID, until: until, on: c)
         }
     }
 
     public func importUsers(_ users: [UserImport], at time: Int64) async throws -> UserImportSummary {
-        try await write { c in
+        try await write(bounded: false) { [self] c in
             var summary = UserImportSummary()
             for user in users {
                 let userID: Int
@@ -52,7 +52,7 @@ extension PostgresKioskStore {
 
     public func importIdentities(_ identities: [IdentityImport], at time: Int64,
                                  progress: @escaping @Sendable (Int, Int) -> Void) async throws -> IdentityImportSummary {
-        try await write { c in
+        try await write(bounded: false) { [self] c in
             var summary = IdentityImportSummary()
             let step = max(1, identities.count / 20)
             let apps = Set(try await c.values("SELECT key FROM apps", String.self, logger: logger))

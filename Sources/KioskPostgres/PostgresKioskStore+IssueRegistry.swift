@@ -4,7 +4,7 @@ import PostgresNIO
 /// Publishing's side of the store: each call is one transaction.
 extension PostgresKioskStore {
     public func edition(id: Int) async throws -> Edition? {
-        try await read { c in
+        try await read { [self] c in
             try await c.rows("SELECT id, publication_id, name, created_on FROM editions WHERE id = \(id)",
                              (Int, Int, String, String).self, logger: logger).first.flatMap { row in
                 IssueDate(row.3).map { Edition(id: row.0, publicationID: row.1, name: row.2, createdOn: $0) }
@@ -13,12 +13,12 @@ extension PostgresKioskStore {
     }
 
     public func publicationName(id: Int) async throws -> String? {
-        try await read { c in try await c.value("SELECT name FROM publications WHERE id = \(id)", String.self, logger: logger) }
+        try await read { [self] c in try await c.value("SELECT name FROM publications WHERE id = \(id)", String.self, logger: logger) }
     }
 
     public func nextRevision(editionID: Int, date: IssueDate) async throws -> Int {
         let day = date.description
-        return try await read { c in
+        return try await read { [self] c in
             (try await c.value("SELECT revision FROM issues WHERE edition_id = \(editionID) AND date = \(day)",
                                Int.self, logger: logger) ?? 0) + 1
         }
@@ -29,7 +29,7 @@ extension PostgresKioskStore {
         let day = date.description
         let sections = Set(pages.map(\.section)).sorted { $0.id < $1.id }
         let pages = pages.sorted { $0.number < $1.number }
-        return try await write { c in
+        return try await write { [self] c in
             if !sections.isEmpty {
                 try await c.run("""
                     INSERT INTO sections (id, name) SELECT * FROM unnest(\(sections.map(\.id)), \(sections.map(\.name)))
@@ -64,7 +64,7 @@ extension PostgresKioskStore {
 
     public func withdrawIssue(editionID: Int, date: IssueDate, at time: Int64) async throws -> Bool {
         let day = date.description
-        return try await read { c in
+        return try await read { [self] c in
             try await c.run("""
                 UPDATE issues SET withdrawn_at = \(time)
                 WHERE edition_id = \(editionID) AND date = \(day) AND withdrawn_at IS NULL RETURNING 1
@@ -74,7 +74,7 @@ extension PostgresKioskStore {
 
     public func setBundle(editionID: Int, date: IssueDate, revision: Int, bundle: BundleInfo) async throws {
         let day = date.description
-        try await read { c in
+        try await read { [self] c in
             try await c.run("""
                 UPDATE issues SET bundle_path = \(bundle.path), bundle_size = \(bundle.size), bundle_sha256 = \(bundle.sha256)
                 WHERE edition_id = \(editionID) AND date = \(day) AND revision = \(revision)
@@ -83,7 +83,7 @@ extension PostgresKioskStore {
     }
 
     public func storedRevisions() async throws -> [(editionID: Int, date: IssueDate, revision: Int)] {
-        try await read { c in
+        try await read { [self] c in
             try await c.rows("SELECT edition_id, date, revision FROM issues", (Int, String, Int).self, logger: logger)
                 .compactMap { row in IssueDate(row.1).map { (editionID: row.0, date: $0, revision: row.2) } }
         }

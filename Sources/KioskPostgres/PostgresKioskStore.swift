@@ -1,6 +1,183 @@
+import Foundation
 import KioskModels
 import Logging
 import PostgresNIO
+
+/// Leases pooled connections, failing with `PostgresUnavailable` when none is given within the wait
+/// (the server is down or unreachable), and turns postgres-nio's errors into `PostgresFailure`.
+struct ConnectionLeaser: Sendable {
+    let client: PostgresClient
+    /// Where the database is, for messages (never the password).
+    let name: String
+    /// How long a call waits for a connection.
+    let wait: Duration
+    let health: DatabaseHealth
+    let logger: Logger
+    /// How long a call waits for a connection while the server is known to be down.
+    static let waitWhileDown: Duration = .milliseconds(300)
+    /// What a wire call's queries may take once leased, at most.
+    static let queryAllowance: Duration = .seconds(2)
+    /// The longest a wire call's database work may take.
+    var callLimit: Duration { wait + Self.queryAllowance }
+
+    /// Runs `body` in one transaction. An error `body` throws (a refusal such as
+    /// `UserAdministrationError`) reaches the caller as it was thrown, after the rollback.
+    func transaction<Result: Sendable>(limit: Duration? = nil,
+                                       _ body: @escaping @Sendable (PostgresConnection) async throws -> Result) async throws -> Result {
+        let logger = self.logger
+        return try await leased(limit: limit) { connection in
+            do {
+                return try await connection.withTransaction(logger: logger) { try await body($0) }
+            } catch let error as PostgresTransactionError {
+                guard let thrown = error.closureError, error.rollbackError == nil else { throw error }
+                throw thrown
+            }
+        }
+    }
+
+    /// Runs `body` on a connection leased within `wait` (default: the leaser's). With `limit`, the whole
+    /// call fails with `PostgresUnavailable` after that long even once leased (a query on a connection
+    /// the server dropped may otherwise never end); without, `body` takes the time it needs.
+    func leased<Result: Sendable>(waiting: Duration? = nil, limit: Duration? = nil,
+                                  _ body: @escaping @Sendable (PostgresConnection) async throws -> Result) async throws -> Result {
+        let client = self.client, name = self.name, health = self.health
+        let wait = health.isDown ? min(waiting ?? self.wait, Self.waitWhileDown) : (waiting ?? self.wait)
+        let lease = LeaseState()
+        let outcome = Outcome<Result>()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                outcome.set(continuation)
+                let work = Task {
+                    do {
+                        let result = try await client.withConnection { connection in
+                            lease.begin()
+                            health.set(down: false)
+                            return try await body(connection)
+                        }
+                        outcome.finish(.success(result))
+                    } catch {
+                        outcome.finish(.failure(Self.readable(error, database: name)))
+                    }
+                }
+                outcome.onGiveUp { work.cancel() }
+                Task {
+                    try? await Task.sleep(for: wait)
+                    if !lease.began {
+                        health.set(down: true)
+                        outcome.finish(.failure(PostgresUnavailable(database: name, waited: wait)))
+                        return
+                    }
+                    guard let limit, limit > wait else { return }
+                    try? await Task.sleep(for: limit - wait)
+                    outcome.finish(.failure(PostgresUnavailable(database: name, waited: limit)))
+                }
+            }
+        } onCancel: {
+            outcome.finish(.failure(CancellationError()))
+        }
+    }
+
+    /// postgres-nio's errors in the server's words.
+    static func readable(_ error: any Error, database: String) -> any Error {
+        if let error = error as? PSQLError { return PostgresFailure(error, database: database) }
+        if let error = error as? PostgresTransactionError {
+            // BEGIN or COMMIT failed (the connection went away): say so in the server's words.
+            let cause = error.closureError ?? error.beginError ?? error.commitError ?? error.rollbackError
+            return cause.map { readable($0, database: database) } ?? error
+        }
+        return error
+    }
+}
+
+/// The one answer of a call raced against its deadlines: the first `finish` resumes the caller, and
+/// a give-up cancels the work still running.
+final class Outcome<Result: Sendable>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var continuation: CheckedContinuation<Result, any Error>?
+    private var early: Swift.Result<Result, any Error>?
+    private var giveUp: (@Sendable () -> Void)?
+    private var done = false
+
+    func set(_ continuation: CheckedContinuation<Result, any Error>) {
+        let ready: Swift.Result<Result, any Error>? = lock.withLock {
+            if let early { done = true; return early }
+            self.continuation = continuation
+            return nil
+        }
+        if let ready { continuation.resume(with: ready) }
+    }
+
+    func onGiveUp(_ action: @escaping @Sendable () -> Void) {
+        let finished = lock.withLock { () -> Bool in
+            if done { return true }
+            giveUp = action
+            return false
+        }
+        if finished { action() }
+    }
+
+    func finish(_ result: Swift.Result<Result, any Error>) {
+        let (continuation, giveUp): (CheckedContinuation<Result, any Error>?, (@Sendable () -> Void)?) = lock.withLock {
+            guard !done else { return (nil, nil) }
+            guard let continuation = self.continuation else {
+                if early == nil { early = result }
+                return (nil, nil)
+            }
+            done = true
+            self.continuation = nil
+            return (continuation, self.giveUp)
+        }
+        continuation?.resume(with: result)
+        if case .failure = result { giveUp?() }
+    }
+}
+
+/// No connection to PostgreSQL within the wait: the server is down, unreachable or refusing.
+public struct PostgresUnavailable: Error, CustomStringConvertible {
+    public var database: String
+    public var waited: Duration
+    public var description: String { "PostgreSQL at \(database) gave no connection within \(waited) (down, unreachable or refusing connections?)" }
+}
+
+/// A PostgreSQL error in words an operator can act on: the server's SQLSTATE, message and detail, or
+/// the client's error code (postgres-nio's own description hides everything, for fear of leaking binds).
+public struct PostgresFailure: Error, CustomStringConvertible {
+    public var database: String
+    public var sqlState: String?
+    public var message: String
+
+    init(_ error: PSQLError, database: String) {
+        self.database = database
+        if let info = error.serverInfo {
+            sqlState = info[.sqlState]
+            message = [info[.message], info[.detail]].compactMap { $0 }.joined(separator: "; ")
+        } else {
+            // The client's own failures (connection closed, refused, timed out), by their code.
+            message = "\(error.code)" + (error.underlying.flatMap { $0 is PSQLError ? nil : ": \($0)" } ?? "")
+        }
+    }
+
+    public var description: String {
+        "PostgreSQL at \(database): \(sqlState.map { "[\($0)] " } ?? "")\(message)"
+    }
+}
+
+/// Whether the last wait for a connection ran out: then calls wait only briefly, so that while the
+/// server is down they fail fast instead of each waiting the full time; the next lease clears it.
+final class DatabaseHealth: @unchecked Sendable {
+    private let lock = NSLock()
+    private var down = false
+    var isDown: Bool { lock.withLock { down } }
+    func set(down value: Bool) { lock.withLock { down = value } }
+}
+
+/// Whether a connection was leased; set once, read from another task.
+final class LeaseState: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = false
+    var began: Bool { lock.withLock { value } }
+    func begin() { lock.withLock { value = true } }
+}
 
 /// The store for more than one machine: PostgreSQL through postgres-nio's `PostgresClient` pool.
 ///
@@ -12,15 +189,24 @@ import PostgresNIO
 public final class PostgresKioskStore: KioskDatabase {
     let client: PostgresClient
     let logger: Logger
+    let connections: ConnectionLeaser
     private let running: Task<Void, Never>
     private let downloads: GroupCommit<DownloadRecord>
     private let activity: ActivityLog
 
     /// Starts the pool and applies missing migrations (waiting for another instance doing the same).
-    public static func connect(_ configuration: PostgresClient.Configuration, logger: Logger) async throws -> PostgresKioskStore {
-        let store = PostgresKioskStore(client: PostgresClient(configuration: configuration, backgroundLogger: logger), logger: logger)
+    /// `connectionWait` bounds how long each call waits for a connection (at start, three times that).
+    public static func connect(_ configuration: PostgresClient.Configuration, name: String? = nil,
+                               connectionWait: Duration = .seconds(5), logger: Logger) async throws -> PostgresKioskStore {
+        let name = name ?? "postgres://\(configuration.username)@\(configuration.host ?? configuration.unixSocketPath ?? "")"
+            + (configuration.port.map { ":\($0)" } ?? "") + "/\(configuration.database ?? "")"
+        let store = PostgresKioskStore(client: PostgresClient(configuration: configuration, backgroundLogger: logger),
+                                       name: name, connectionWait: connectionWait, logger: logger)
         do {
-            let applied = try await PostgresSchema.migrate(store.client, logger: logger)
+            let client = store.client
+            let applied = try await store.connections.leased(waiting: connectionWait * 3) { _ in
+                try await PostgresSchema.migrate(client, logger: logger)
+            }
             if !applied.isEmpty { logger.info("database migrated", metadata: ["versions": "\(applied)"]) }
         } catch {
             await store.close()
@@ -29,15 +215,17 @@ public final class PostgresKioskStore: KioskDatabase {
         return store
     }
 
-    private init(client: PostgresClient, logger: Logger) {
+    private init(client: PostgresClient, name: String, connectionWait: Duration, logger: Logger) {
         self.client = client
         self.logger = logger
+        let connections = ConnectionLeaser(client: client, name: name, wait: connectionWait, health: DatabaseHealth(), logger: logger)
+        self.connections = connections
         self.running = Task { await client.run() }
         self.downloads = GroupCommit { downloads in
-            try await client.withTransaction(logger: logger) { try await Self.insert(downloads, on: $0, logger: logger) }
+            try await connections.transaction(limit: connections.callLimit) { try await Self.insert(downloads, on: $0, logger: logger) }
         }
         self.activity = ActivityLog { sightings in
-            _ = try await client.withConnection { connection in
+            _ = try await connections.leased { connection in
                 try await connection.run("""
                     INSERT INTO active_identities (day, app_key, identity_key)
                     SELECT * FROM unnest(\(sightings.map(\.day)), \(sightings.map(\.appKey)), \(sightings.map(\.identityKey)))
@@ -52,28 +240,25 @@ public final class PostgresKioskStore: KioskDatabase {
         await running.value
     }
 
-    /// Runs `body` on a pooled connection.
-    func read<Result: Sendable>(_ body: (PostgresConnection) async throws -> Result) async throws -> Result {
-        try await client.withConnection { try await body($0) }
+    /// Runs `body` on a pooled connection. A wire call's work (`bounded`) fails after the connection
+    /// wait plus `ConnectionLeaser.queryAllowance`; the operator's (statistics, imports, copies) takes
+    /// the time it needs.
+    func read<Result: Sendable>(bounded: Bool = true,
+                                _ body: @escaping @Sendable (PostgresConnection) async throws -> Result) async throws -> Result {
+        try await connections.leased(limit: bounded ? connections.callLimit : nil, body)
     }
 
-    /// Runs `body` in one transaction. An error `body` throws (a refusal such as
-    /// `UserAdministrationError`) reaches the caller as it was thrown, after the rollback.
-    func write<Result: Sendable>(_ body: (PostgresConnection) async throws -> Result) async throws -> Result {
-        do {
-            return try await client.withTransaction(logger: logger) { try await body($0) }
-        } catch let error as PostgresTransactionError {
-            guard let thrown = error.closureError, error.rollbackError == nil else { throw error }
-            throw thrown
-        }
+    /// Runs `body` in one transaction, bounded as `read` is.
+    func write<Result: Sendable>(bounded: Bool = true,
+                                 _ body: @escaping @Sendable (PostgresConnection) async throws -> Result) async throws -> Result {
+        try await connections.transaction(limit: bounded ? connections.callLimit : nil, body)
     }
 
     // MARK: Catalogue
 
     public func app(key: String) async throws -> App? {
-        try await read { c in
-            try await c.rows("SELECT key, name, demo_quota FROM apps WHERE key = \(key)", (String, String, Int).self,
-                             logger: logger).first.map { App(key: $0.0, name: $0.1, demoQuota: $0.2) }
+        try await read { [self] c in
+            try await c.rows(Statements.App(key: key), logger: logger).first.map { App(key: $0.0, name: $0.1, demoQuota: $0.2) }
         }
     }
 
@@ -95,17 +280,8 @@ public final class PostgresKioskStore: KioskDatabase {
         """
 
     public func editionListings(appKey: String) async throws -> [EditionListing] {
-        try await read { c in
-            try await c.rows("""
-                SELECT \(unescaped: Self.offeredColumns), i.date, \(unescaped: Self.coverColumn)
-                FROM tariff_lines t
-                JOIN editions e ON e.id = t.edition_id
-                JOIN publications p ON p.id = e.publication_id
-                JOIN issues i ON i.edition_id = t.edition_id AND i.date = (
-                    SELECT MAX(date) FROM issues WHERE edition_id = t.edition_id AND withdrawn_at IS NULL)
-                WHERE t.app_key = \(appKey)
-                ORDER BY t.sort_order, t.edition_id
-                """, (String, Int, Int, String, Int, String, String, String, String, String?).self, logger: logger)
+        try await read { [self] c in
+            try await c.rows(Statements.EditionListings(appKey: appKey), logger: logger)
             .compactMap { row in
                 guard let offered = Self.offered((row.0, row.1, row.2, row.3, row.4, row.5, row.6, row.7)),
                       let date = IssueDate(row.8) else { return nil }
@@ -115,45 +291,32 @@ public final class PostgresKioskStore: KioskDatabase {
     }
 
     public func offeredEdition(appKey: String, editionID: Int) async throws -> OfferedEdition? {
-        try await read { c in
-            try await c.rows("""
-                SELECT \(unescaped: Self.offeredColumns) FROM tariff_lines t
-                JOIN editions e ON e.id = t.edition_id
-                JOIN publications p ON p.id = e.publication_id
-                WHERE t.app_key = \(appKey) AND t.edition_id = \(editionID)
-                """, OfferedRow.self, logger: logger).first.flatMap(Self.offered)
+        try await read { [self] c in
+            try await c.rows(Statements.OfferedEdition(appKey: appKey, editionID: editionID), logger: logger).first.flatMap(Self.offered)
         }
     }
 
     public func issues(editionID: Int, from date: IssueDate?, direction: ListingDirection,
                        limit: Int) async throws -> [IssueSummary] {
-        var query = DynamicQuery()
-        var sql = "SELECT i.date, \(Self.coverColumn) FROM issues i WHERE i.edition_id = \(query.bind(editionID)) AND i.withdrawn_at IS NULL"
-        if let date {
-            sql += " AND i.date \(direction == .descending ? "<=" : ">=") \(query.bind(date.description))"
-        }
-        sql += " ORDER BY i.date \(date == nil || direction == .descending ? "DESC" : "ASC") LIMIT \(query.bind(limit))"
-        let statement = query.query(sql)
-        return try await read { c in
-            try await c.rows(statement, (String, String?).self, logger: logger).compactMap { row in
-                IssueDate(row.0).map { IssueSummary(date: $0, coverPath: row.1) }
+        try await read { [self] c in
+            let rows: [(String, String?)]
+            switch (date, direction) {
+            case (nil, _): rows = try await c.rows(Statements.NewestIssues(editionID: editionID, limit: limit), logger: logger)
+            case (let date?, .descending):
+                rows = try await c.rows(Statements.IssuesUpTo(editionID: editionID, date: date.description, limit: limit), logger: logger)
+            case (let date?, .ascending):
+                rows = try await c.rows(Statements.IssuesFrom(editionID: editionID, date: date.description, limit: limit), logger: logger)
             }
+            return rows.compactMap { row in IssueDate(row.0).map { IssueSummary(date: $0, coverPath: row.1) } }
         }
     }
 
     public func issueContents(editionID: Int, date: IssueDate) async throws -> IssueContents? {
         let day = date.description
-        return try await read { c in
-            guard let issue = try await c.rows("""
-                SELECT revision, bundle_path, bundle_size, bundle_sha256 FROM issues
-                WHERE edition_id = \(editionID) AND date = \(day) AND withdrawn_at IS NULL
-                """, (Int, String?, Int64?, String?).self, logger: logger).first
+        return try await read { [self] c in
+            guard let issue = try await c.rows(Statements.VisibleIssue(editionID: editionID, date: day), logger: logger).first
             else { return nil }
-            let pages = try await c.rows("""
-                SELECT pg.id, pg.number, pg.section_id, s.name, pg.pdf_path, pg.jpg_path, pg.jpga_path
-                FROM pages pg JOIN sections s ON s.id = pg.section_id
-                WHERE pg.edition_id = \(editionID) AND pg.date = \(day) ORDER BY pg.number
-                """, (Int, Int, Int, String, String, String, String).self, logger: logger).map { row in
+            let pages = try await c.rows(Statements.Pages(editionID: editionID, date: day), logger: logger).map { row in
                 Page(id: row.0, number: row.1, section: Section(id: row.2, name: row.3),
                      files: PageFiles(pdf: row.4, jpg: row.5, jpgA: row.6))
             }
@@ -166,11 +329,11 @@ public final class PostgresKioskStore: KioskDatabase {
     @discardableResult
     public func syncCatalogue(_ catalogue: Catalogue, dryRun: Bool) async throws -> [String] {
         if dryRun {
-            return try await read { c in
+            return try await read(bounded: false) { [self] c in
                 try await c.rolledBack(logger: logger) { try await PostgresCatalogueSync(connection: $0, logger: logger).apply(catalogue) }
             }
         }
-        return try await write { c in try await PostgresCatalogueSync(connection: c, logger: logger).apply(catalogue) }
+        return try await write(bounded: false) { [self] c in try await PostgresCatalogueSync(connection: c, logger: logger).apply(catalogue) }
     }
 
     // MARK: Readers
@@ -182,39 +345,36 @@ public final class PostgresKioskStore: KioskDatabase {
     }
 
     public func user(username: String) async throws -> User? {
-        try await read { c in
+        try await read { [self] c in
             try await c.rows("SELECT \(unescaped: Self.userColumns) FROM users WHERE lower(username) = lower(\(username))",
                              (Int, String, String, String, String).self, logger: logger).first.map(Self.user)
         }
     }
 
     public func user(id: Int) async throws -> User? {
-        try await read { c in
+        try await read { [self] c in
             try await c.rows("SELECT \(unescaped: Self.userColumns) FROM users WHERE id = \(id)",
                              (Int, String, String, String, String).self, logger: logger).first.map(Self.user)
         }
     }
 
     public func replacePasswordHash(userID: Int, from old: String, to new: String) async throws {
-        try await read { c in
+        try await read { [self] c in
             try await c.run("UPDATE users SET password_hash = \(new) WHERE id = \(userID) AND password_hash = \(old)", logger: logger)
         }
     }
 
     public func subscriptions(userID: Int) async throws -> [Subscription] {
-        try await read { c in
-            try await c.rows("SELECT user_id, edition_id, until FROM subscriptions WHERE user_id = \(userID) ORDER BY edition_id",
-                             (Int, Int, String).self, logger: logger).compactMap { row in
+        try await read { [self] c in
+            try await c.rows(Statements.Subscriptions(userID: userID), logger: logger).compactMap { row in
                 IssueDate(row.2).map { Subscription(userID: row.0, editionID: row.1, until: $0) }
             }
         }
     }
 
     public func identity(key: String) async throws -> DeviceIdentity? {
-        try await read { c in
-            try await c.rows("""
-                SELECT key, app_key, device_key, user_id, device_info, os, imported FROM identities WHERE key = \(key)
-                """, (String, String, String, Int, String, String, Bool).self, logger: logger).first.map { row in
+        try await read { [self] c in
+            try await c.rows(Statements.Identity(key: key), logger: logger).first.map { row in
                 DeviceIdentity(key: row.0, appKey: row.1, deviceKey: row.2, userID: row.3,
                                deviceInfo: DeviceInfoCoding.decode(row.4), os: row.5, imported: row.6)
             }
@@ -223,7 +383,7 @@ public final class PostgresKioskStore: KioskDatabase {
 
     public func saveIdentity(_ identity: DeviceIdentity, at time: Int64, retiringImported: Bool) async throws {
         let info = DeviceInfoCoding.encode(identity.deviceInfo)
-        try await write { c in
+        try await write { [self] c in
             try await c.run("""
                 INSERT INTO identities (key, app_key, device_key, user_id, device_info, os, first_seen, last_seen, imported)
                 VALUES (\(identity.key), \(identity.appKey), \(identity.deviceKey), \(identity.userID), \(info),
@@ -284,14 +444,14 @@ public final class PostgresKioskStore: KioskDatabase {
     }
 
     public func demosConsumed(appKey: String, deviceKey: String) async throws -> Int {
-        try await read { c in
+        try await read { [self] c in
             try await c.value("SELECT consumed FROM demo_counters WHERE app_key = \(appKey) AND device_key = \(deviceKey)",
                               Int.self, logger: logger) ?? 0
         }
     }
 
     public func consumeDemo(appKey: String, deviceKey: String, quota: Int, at time: Int64) async throws -> DemoOutcome {
-        try await write { c in
+        try await write { [self] c in
             try await lockDevice(appKey: appKey, deviceKey: deviceKey, on: c)
             let consumed = try await c.value("""
                 SELECT consumed FROM demo_counters WHERE app_key = \(appKey) AND device_key = \(deviceKey)
@@ -311,7 +471,7 @@ public final class PostgresKioskStore: KioskDatabase {
     public func useDemoGrant(appKey: String, deviceKey: String, editionID: Int, date: IssueDate,
                              at time: Int64) async throws -> Bool {
         let day = date.description
-        return try await write { c in
+        return try await write { [self] c in
             try await lockDevice(appKey: appKey, deviceKey: deviceKey, on: c)
             let bound = try await c.run("""
                 SELECT 1 FROM demo_grants
@@ -332,7 +492,7 @@ public final class PostgresKioskStore: KioskDatabase {
     // MARK: Sign-in throttling
 
     public func signInFailures(username: String, deviceKey: String?, since: Int64) async throws -> (username: Int, device: Int) {
-        try await read { c in
+        try await read { [self] c in
             let byUser = try await c.value("""
                 SELECT COUNT(*) FROM sign_in_failures WHERE lower(username) = lower(\(username)) AND time >= \(since)
                 """, Int.self, logger: logger) ?? 0
@@ -345,7 +505,7 @@ public final class PostgresKioskStore: KioskDatabase {
     }
 
     public func recordSignInFailure(username: String, deviceKey: String?, at time: Int64) async throws {
-        try await read { c in
+        try await read { [self] c in
             try await c.run("INSERT INTO sign_in_failures (username, device_key, time) VALUES (\(username), \(deviceKey), \(time))",
                             logger: logger)
         }
@@ -354,6 +514,6 @@ public final class PostgresKioskStore: KioskDatabase {
     // MARK: Readiness
 
     public func ping() async throws {
-        try await read { c in _ = try await c.value("SELECT COUNT(*) FROM apps", Int.self, logger: logger) }
+        try await read { [self] c in _ = try await c.value("SELECT COUNT(*) FROM apps", Int.self, logger: logger) }
     }
 }

@@ -26,7 +26,13 @@ public final class SQLiteKioskStore: KioskDatabase {
         }
         self.path = path
         let pool = try DatabasePool(path: path, configuration: configuration)
-        try KioskSchema.migrator.migrate(pool)
+        do {
+            try KioskSchema.migrator.migrate(pool)
+        } catch {
+            // Another process starting on the same new file applied the migration first (ours then
+            // failed on "table already exists" and rolled back): a second pass finds it applied.
+            try KioskSchema.migrator.migrate(pool)
+        }
         self.pool = pool
         self.downloads = GroupCommit { downloads in
             try await pool.write { db in
@@ -277,4 +283,58 @@ public final class SQLiteKioskStore: KioskDatabase {
             try failure.insert(db)
         }
     }
+}
+
+extension SQLiteKioskStore: TableExport {
+    /// Reads on a thread of its own, at most one batch ahead of `body`.
+    public func exportRows(table: String, columns: [String], batchSize: Int,
+                           into body: ([[String?]]) async throws -> Void) async throws {
+        let pool = self.pool
+        let sql = "SELECT " + columns.map { "CAST(\"\($0)\" AS TEXT)" }.joined(separator: ", ") + " FROM \"\(table)\""
+        let (batches, continuation) = AsyncThrowingStream<[[String?]], any Error>.makeStream()
+        // Starts at 0 and is signalled once (libdispatch traps when a semaphore is freed below its initial value).
+        let handedOver = DispatchSemaphore(value: 0)
+        handedOver.signal()
+        let stopped = StopFlag()
+        Thread {
+            do {
+                try pool.read { db in
+                    let cursor = try Row.fetchCursor(db, sql: sql)
+                    var batch: [[String?]] = []
+                    func hand() throws {
+                        handedOver.wait()   // the batch before this one is done
+                        if stopped.isSet { throw CancellationError() }
+                        continuation.yield(batch)
+                        batch.removeAll(keepingCapacity: true)
+                    }
+                    while let row = try cursor.next() {
+                        batch.append((0..<columns.count).map { row[$0] as String? })
+                        if batch.count == batchSize { try hand() }
+                    }
+                    if !batch.isEmpty { try hand() }
+                }
+                continuation.finish()
+            } catch {
+                continuation.finish(throwing: error)
+            }
+        }.start()
+        do {
+            for try await batch in batches {
+                try await body(batch)
+                handedOver.signal()
+            }
+        } catch {
+            stopped.set()
+            handedOver.signal()
+            throw error
+        }
+    }
+}
+
+/// A flag set once, read from any thread.
+private final class StopFlag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = false
+    var isSet: Bool { lock.withLock { value } }
+    func set() { lock.withLock { value = true } }
 }

@@ -27,7 +27,9 @@ package struct BasicCredentials: Sendable {
 /// Checks HTTP Basic credentials against bcrypt hashes from the configuration.
 ///
 /// bcrypt is slow on purpose, so a verified credential is remembered by its SHA-256 (never in clear),
-/// and so is a refused one (bounded): a client pays the hash once, not on every call.
+/// and so is a refused one (bounded): a client pays the hash once, not on every call. Concurrent
+/// requests with the same uncached credentials share one check (a freshly started instance behind a
+/// load balancer gets many at once).
 package final class BasicAuthenticator: Sendable {
     private let hashes: [String: String]
     private let verifier: PasswordHashing
@@ -37,6 +39,7 @@ package final class BasicAuthenticator: Sendable {
     private struct Cache {
         package var accepted: [SHA256Digest: String] = [:]
         package var refused: Set<SHA256Digest> = []
+        package var checking: [SHA256Digest: Task<Bool, Never>] = [:]
     }
 
     package init(accounts: [KioskConfiguration.Credential], verifier: PasswordHashing = PasswordHashing()) {
@@ -55,9 +58,17 @@ package final class BasicAuthenticator: Sendable {
         if let username = cached.accepted { return username }
         if cached.refused { return nil }
         guard let credentials = BasicCredentials(request: request) else { return nil }
-        let hash = hashes[credentials.username]
-        let valid = await verifier.verify(credentials.password, against: hash)
+        let hash = hashes[credentials.username], verifier = self.verifier
+        let (check, owner) = cache.withLockedValue { cache in
+            if let running = cache.checking[digest] { return (running, false) }
+            let check = Task { await verifier.verify(credentials.password, against: hash) }
+            cache.checking[digest] = check
+            return (check, true)
+        }
+        let valid = await check.value
+        guard owner else { return valid ? credentials.username : nil }
         cache.withLockedValue { cache in
+            cache.checking[digest] = nil
             if valid {
                 if cache.accepted.count >= Self.cacheLimit { cache.accepted.removeAll() }
                 cache.accepted[digest] = credentials.username

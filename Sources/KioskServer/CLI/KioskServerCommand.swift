@@ -9,6 +9,6 @@ struct KioskServerCommand: AsyncParsableCommand {
         commandName: "KioskServer",
         abstract: "The backend of digital newspaper kiosks (XML-RPC for reader apps, signed file links, bundles).",
         subcommands: [ServeCommand.self, PublishCommand.self, WithdrawCommand.self, UserCommand.self, IdentityCommand.self, ConfigCommand.self,
-                      StatsCommand.self, HashPasswordCommand.self],
+                      StatsCommand.self, DatabaseCommand.self, HashPasswordCommand.self],
         defaultSubcommand: nil)
 }

@@ -34,6 +34,9 @@ struct ServeCommand: AsyncParsableCommand {
         var configuration = try options.loadConfiguration()
         if let host { configuration.server.host = host }
         if let port { configuration.server.port = port }
+        if data != nil, options.database != nil {
+            throw ValidationError("--data serves the data set from its own SQLite database; leave out --database")
+        }
         let dataset = try data.map { try BenchmarkDataset.load(directory: $0) }
         if let dataset, let data { dataset.configure(&configuration, directory: data) }
         LoggingSetup.bootstrap(json: configuration.server.jsonLogs, level: logLevel)
@@ -80,6 +83,7 @@ struct ServeCommand: AsyncParsableCommand {
                 ])
             })
         try await app.runService()
+        await store.close()
     }
 }
 

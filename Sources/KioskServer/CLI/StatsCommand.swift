@@ -48,8 +48,8 @@ struct StatsCommand: AsyncParsableCommand {
 
     func run() async throws {
         let configuration = try options.loadConfiguration()
-        guard FileManager.default.fileExists(atPath: configuration.server.database) else {
-            throw ValidationError("no database at \(configuration.server.database)")
+        if case .sqlite(let path) = try DatabaseLocation(configuration.server.database), !FileManager.default.fileExists(atPath: path) {
+            throw ValidationError("no database at \(path)")
         }
         let store = try await StoreOptions.openStore(configuration)
         let query = StatisticsQuery(from: from.flatMap { IssueDate($0) }, to: to.flatMap { IssueDate($0) },

@@ -17,7 +17,9 @@ enum DatabaseWiring {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             return try SQLiteKioskStore(path: path, busyTimeout: configuration.limits.databaseBusyTimeoutSeconds)
         case .postgres(let location):
-            return try await PostgresKioskStore.connect(try clientConfiguration(location), logger: logger)
+            return try await PostgresKioskStore.connect(
+                try clientConfiguration(location), name: location.description,
+                connectionWait: .milliseconds(Int(configuration.limits.databaseBusyTimeoutSeconds * 1000)), logger: logger)
         }
     }
 

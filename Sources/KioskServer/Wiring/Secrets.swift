@@ -60,8 +60,18 @@ struct Secrets: Sendable {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         var generator = SystemRandomNumberGenerator()
         let secret = Array(Base64URL.encode((0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }).utf8)
-        guard FileManager.default.createFile(atPath: path, contents: Data(secret), attributes: [.posixPermissions: 0o600]) else {
+        // Written aside, then linked into place: of processes starting together, one secret wins and all use it.
+        let aside = path + ".\(getpid())"
+        guard FileManager.default.createFile(atPath: aside, contents: Data(secret), attributes: [.posixPermissions: 0o600]) else {
             throw ConfigurationError(file: path, key: "", problem: "cannot write the development secret")
+        }
+        let linked = link(aside, path) == 0
+        unlink(aside)
+        if !linked {   // another process's secret is in place: use it
+            guard let data = FileManager.default.contents(atPath: path), data.count >= 32 else {
+                throw ConfigurationError(file: path, key: "", problem: "cannot write the development secret")
+            }
+            return Secrets(master: Array(data), source: path + " (development)", linkSecretOverride: linkSecret)
         }
         logger?.warning("generated a development secret; set KIOSK_SECRET or KIOSK_SECRET_FILE in production",
                         metadata: ["path": .string(path)])

@@ -1,0 +1,97 @@
+import KioskModels
+import PostgresNIO
+
+extension PostgresKioskStore {
+    /// The tables `db copy` moves, parents before children.
+    static let copiedTables = [
+        "publications", "editions", "sections", "apps", "tariff_lines", "issues", "pages", "users", "subscriptions",
+        "identities", "demo_counters", "demo_grants", "downloads", "download_counts", "sign_in_failures", "active_identities",
+    ]
+
+    /// Stands for NULL in the text arrays of a copy (postgres-nio's arrays have no NULL elements).
+    static let nullMarker = "\u{1}kiosk-null\u{1}"
+
+    /// Copies every table of `source` here in one transaction, then compares row counts and checksums
+    /// table by table and commits only if all match. An empty target is filled; a target that already
+    /// matches the source is left as it is (running again is safe); any other target is refused unless
+    /// `replace`, which empties it first. `progress` hears (table, rows copied).
+    public func copy(from source: any TableExport, replace: Bool,
+                     progress: @escaping @Sendable (String, Int) -> Void = { _, _ in }) async throws -> [TableCopyReport] {
+        try await write(bounded: false) { [self] c in
+            try await c.run("SELECT pg_advisory_xact_lock(\(PostgresSchema.migrationLock))", logger: logger)
+            var columns: [String: [(name: String, type: String)]] = [:]
+            for table in Self.copiedTables {
+                columns[table] = try await c.rows("""
+                    SELECT column_name::text, data_type::text FROM information_schema.columns
+                    WHERE table_schema = current_schema() AND table_name = \(table) ORDER BY ordinal_position
+                    """, (String, String).self, logger: logger).map { (name: $0.0, type: $0.1) }
+            }
+            var reports: [TableCopyReport] = []
+            for table in Self.copiedTables {
+                let target = try await checksum(table, columns: columns[table]!, on: c)
+                let source = try await Self.checksum(table, columns: columns[table]!.map(\.name), of: source)
+                reports.append(TableCopyReport(table: table, source: source, target: target))
+            }
+            if reports.allSatisfy({ $0.source == $0.target }) { return reports }
+            if let occupied = reports.first(where: { $0.target.rows > 0 && $0.target != $0.source })
+                ?? reports.first(where: { $0.target.rows > 0 }), !replace {
+                throw TableCopyError.targetHoldsOtherData(table: occupied.table, rows: occupied.target.rows)
+            }
+            try await c.run(PostgresQuery(unsafeSQL: "TRUNCATE " + Self.copiedTables.joined(separator: ", ")), logger: logger)
+            for table in Self.copiedTables {
+                let tableColumns = columns[table]!
+                let insert = "INSERT INTO \(table) (" + tableColumns.map(\.name).joined(separator: ", ") + ") SELECT "
+                    + tableColumns.map { "NULLIF(u.\($0.name), $\(tableColumns.count + 1))::\($0.type)" }.joined(separator: ", ")
+                    + " FROM unnest(" + tableColumns.indices.map { "$\($0 + 1)::text[]" }.joined(separator: ", ")
+                    + ") AS u(" + tableColumns.map(\.name).joined(separator: ", ") + ")"
+                var copied = 0
+                try await source.exportRows(table: table, columns: tableColumns.map(\.name), batchSize: 5_000) { rows in
+                    var bindings = PostgresBindings(capacity: tableColumns.count)
+                    for index in tableColumns.indices { bindings.append(rows.map { $0[index] ?? Self.nullMarker }) }
+                    bindings.append(Self.nullMarker)
+                    try await c.run(PostgresQuery(unsafeSQL: insert, binds: bindings), logger: logger)
+                    copied += rows.count
+                    progress(table, copied)
+                }
+                if tableColumns.contains(where: { $0.name == "id" }) {
+                    try await c.run(PostgresQuery(unsafeSQL: """
+                        SELECT setval(pg_get_serial_sequence('\(table)', 'id'), GREATEST(COALESCE(MAX(id), 0), 1), MAX(id) IS NOT NULL)
+                        FROM \(table)
+                        """), logger: logger)
+                }
+            }
+            // Planner statistics now, not at autovacuum's next pass: the first calls plan on them.
+            try await c.run(PostgresQuery(unsafeSQL: "ANALYZE " + Self.copiedTables.joined(separator: ", ")), logger: logger)
+            for (index, report) in reports.enumerated() {
+                let target = try await checksum(report.table, columns: columns[report.table]!, on: c)
+                guard target == report.source else {
+                    throw TableCopyError.mismatch(table: report.table, source: "\(report.source)", target: "\(target)")
+                }
+                reports[index].target = target
+            }
+            return reports
+        }
+    }
+
+    /// The checksum of a table here, its values written as the SQLite side writes them.
+    private func checksum(_ table: String, columns: [(name: String, type: String)], on c: PostgresConnection) async throws -> TableChecksum {
+        let select = "SELECT " + columns.map { $0.type == "boolean" ? "(\($0.name)::int)::text" : "\($0.name)::text" }
+            .joined(separator: ", ") + " FROM \(table)"
+        var checksum = TableChecksum()
+        for try await row in try await c.query(PostgresQuery(unsafeSQL: select), logger: logger) {
+            var values: [String?] = []
+            values.reserveCapacity(columns.count)
+            for cell in row { values.append(try cell.decode(String?.self)) }
+            checksum.add(values)
+        }
+        return checksum
+    }
+
+    private static func checksum(_ table: String, columns: [String], of source: any TableExport) async throws -> TableChecksum {
+        var checksum = TableChecksum()
+        try await source.exportRows(table: table, columns: columns, batchSize: 5_000) { rows in
+            for row in rows { checksum.add(row) }
+        }
+        return checksum
+    }
+}

@@ -1,0 +1,145 @@
+import PostgresNIO
+
+/// A read every wire call makes, as a named prepared statement: PostgreSQL parses and plans it once per
+/// pooled connection instead of on every call (planning the listing cost more than running it).
+protocol PreparedRead: PostgresPreparedStatement {
+    /// The values of `$1`, `$2`, … in order.
+    var arguments: [any PostgresThrowingDynamicTypeEncodable] { get }
+}
+
+extension PreparedRead {
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: arguments.count)
+        for argument in arguments { try bindings.append(argument) }
+        return bindings
+    }
+}
+
+extension PostgresConnection {
+    /// Every row of a prepared read.
+    func rows<Statement: PreparedRead>(_ statement: Statement, logger: Logger) async throws -> [Statement.Row] {
+        try await execute(statement, logger: logger).collectAll()
+    }
+}
+
+/// The per-call reads, by what they read.
+enum Statements {
+    struct App: PreparedRead {
+        static let sql = "SELECT key, name, demo_quota FROM apps WHERE key = $1"
+        typealias Row = (String, String, Int)
+        var key: String
+        var arguments: [any PostgresThrowingDynamicTypeEncodable] { [key] }
+        func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
+    }
+
+    struct EditionListings: PreparedRead {
+        static let sql = """
+            SELECT \(PostgresKioskStore.offeredColumns), i.date, \(PostgresKioskStore.coverColumn)
+            FROM tariff_lines t
+            JOIN editions e ON e.id = t.edition_id
+            JOIN publications p ON p.id = e.publication_id
+            JOIN issues i ON i.edition_id = t.edition_id AND i.date = (
+                SELECT MAX(date) FROM issues WHERE edition_id = t.edition_id AND withdrawn_at IS NULL)
+            WHERE t.app_key = $1
+            ORDER BY t.sort_order, t.edition_id
+            """
+        typealias Row = (String, Int, Int, String, Int, String, String, String, String, String?)
+        var appKey: String
+        var arguments: [any PostgresThrowingDynamicTypeEncodable] { [appKey] }
+        func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
+    }
+
+    struct OfferedEdition: PreparedRead {
+        static let sql = """
+            SELECT \(PostgresKioskStore.offeredColumns) FROM tariff_lines t
+            JOIN editions e ON e.id = t.edition_id
+            JOIN publications p ON p.id = e.publication_id
+            WHERE t.app_key = $1 AND t.edition_id = $2
+            """
+        typealias Row = PostgresKioskStore.OfferedRow
+        var appKey: String
+        var editionID: Int
+        var arguments: [any PostgresThrowingDynamicTypeEncodable] { [appKey, editionID] }
+        func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
+    }
+
+    /// The newest issues (no date given).
+    struct NewestIssues: PreparedRead {
+        static let sql = """
+            SELECT i.date, \(PostgresKioskStore.coverColumn) FROM issues i
+            WHERE i.edition_id = $1 AND i.withdrawn_at IS NULL ORDER BY i.date DESC LIMIT $2
+            """
+        typealias Row = (String, String?)
+        var editionID: Int
+        var limit: Int
+        var arguments: [any PostgresThrowingDynamicTypeEncodable] { [editionID, limit] }
+        func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
+    }
+
+    struct IssuesUpTo: PreparedRead {
+        static let sql = """
+            SELECT i.date, \(PostgresKioskStore.coverColumn) FROM issues i
+            WHERE i.edition_id = $1 AND i.withdrawn_at IS NULL AND i.date <= $2 ORDER BY i.date DESC LIMIT $3
+            """
+        typealias Row = (String, String?)
+        var editionID: Int
+        var date: String
+        var limit: Int
+        var arguments: [any PostgresThrowingDynamicTypeEncodable] { [editionID, date, limit] }
+        func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
+    }
+
+    struct IssuesFrom: PreparedRead {
+        static let sql = """
+            SELECT i.date, \(PostgresKioskStore.coverColumn) FROM issues i
+            WHERE i.edition_id = $1 AND i.withdrawn_at IS NULL AND i.date >= $2 ORDER BY i.date ASC LIMIT $3
+            """
+        typealias Row = (String, String?)
+        var editionID: Int
+        var date: String
+        var limit: Int
+        var arguments: [any PostgresThrowingDynamicTypeEncodable] { [editionID, date, limit] }
+        func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
+    }
+
+    struct VisibleIssue: PreparedRead {
+        static let sql = """
+            SELECT revision, bundle_path, bundle_size, bundle_sha256 FROM issues
+            WHERE edition_id = $1 AND date = $2 AND withdrawn_at IS NULL
+            """
+        typealias Row = (Int, String?, Int64?, String?)
+        var editionID: Int
+        var date: String
+        var arguments: [any PostgresThrowingDynamicTypeEncodable] { [editionID, date] }
+        func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
+    }
+
+    struct Pages: PreparedRead {
+        static let sql = """
+            SELECT pg.id, pg.number, pg.section_id, s.name, pg.pdf_path, pg.jpg_path, pg.jpga_path
+            FROM pages pg JOIN sections s ON s.id = pg.section_id
+            WHERE pg.edition_id = $1 AND pg.date = $2 ORDER BY pg.number
+            """
+        typealias Row = (Int, Int, Int, String, String, String, String)
+        var editionID: Int
+        var date: String
+        var arguments: [any PostgresThrowingDynamicTypeEncodable] { [editionID, date] }
+        func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
+    }
+
+    struct Identity: PreparedRead {
+        static let sql = "SELECT key, app_key, device_key, user_id, device_info, os, imported FROM identities WHERE key = $1"
+        typealias Row = (String, String, String, Int, String, String, Bool)
+        var key: String
+        var arguments: [any PostgresThrowingDynamicTypeEncodable] { [key] }
+        func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
+    }
+
+    struct Subscriptions: PreparedRead {
+        static let sql = "SELECT user_id, edition_id, until FROM subscriptions WHERE user_id = $1 ORDER BY edition_id"
+        typealias Row = (Int, Int, String)
+        var userID: Int
+        var arguments: [any PostgresThrowingDynamicTypeEncodable] { [userID] }
+        func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
+    }
+}

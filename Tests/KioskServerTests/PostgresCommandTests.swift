@@ -1,0 +1,107 @@
+import Foundation
+import Testing
+@testable import KioskConfig
+
+/// `--database` names a SQLite file or a PostgreSQL server, never mixing the two.
+@Suite struct DatabaseLocationTests {
+    @Test func aURLIsNeverTakenForAPath() throws {
+        let environment = ["KIOSK_DATABASE_PASSWORD": "from-env"]
+        guard case .postgres(let server) = try DatabaseLocation("postgres://kiosk@db.example:6543/kiosk?sslmode=verify-full&sslrootcert=/etc/ca.pem&pool_max=40",
+                                                                 environment: environment) else {
+            Issue.record("a postgres:// URL must name a server"); return
+        }
+        #expect(server.host == "db.example" && server.port == 6543 && server.username == "kiosk" && server.database == "kiosk")
+        #expect(server.password == "from-env" && server.tls == .verifyFull && server.rootCertificate == "/etc/ca.pem")
+        #expect(server.maxConnections == 40)
+        #expect(!server.description.contains("from-env"), "the password never reaches a log line")
+
+        guard case .postgres(let inline) = try DatabaseLocation("postgresql://u:s%40cret@127.0.0.1/k?host=/run/postgresql", environment: [:]) else {
+            Issue.record("postgresql:// names a server too"); return
+        }
+        #expect(inline.password == "s@cret" && inline.socketDirectory == "/run/postgresql" && inline.port == 5432)
+
+        #expect(try DatabaseLocation("data/kiosk.sqlite") == .sqlite(path: "data/kiosk.sqlite"))
+        for (text, problem) in [("mysql://u@h/d", "is not a database this server knows"),
+                                ("postgres://u@h", "names no database"),
+                                ("postgres://h/d", "is not a PostgreSQL URL"),
+                                ("postgres://u@h/d?sslmode=sometimes", "sslmode \"sometimes\""),
+                                ("postgres://u@h/d?colour=blue", "unknown URL parameter \"colour\""),
+                                ("", "is empty")] {
+            #expect(throws: ConfigurationError.self, "\(text)") { try DatabaseLocation(text) }
+            do { _ = try DatabaseLocation(text, environment: [:]) } catch {
+                #expect("\(error)".contains(problem), "\(text): \(error)")
+            }
+        }
+        do { _ = try DatabaseLocation("postgres://u:hunter2@h/d?colour=blue") } catch {
+            #expect(!"\(error)".contains("hunter2"), "an error never shows the password: \(error)")
+        }
+    }
+
+    /// The binary with a URL to a server that does not answer: a clear error, and no SQLite file or
+    /// `postgres:` folder created.
+    @Test func aServerThatDoesNotAnswerIsAnErrorNotAFile() async throws {
+        let directory = temporaryDirectory()
+        let config = try writeTestConfiguration(in: directory)
+        let result = try await runProcess(ServerProcess.executable,
+                                          ["stats", "--config", config, "--database", "postgres://kiosk@127.0.0.1:1/kiosk"],
+                                          directory: directory)
+        #expect(result.status != 0)
+        #expect(result.errors.lowercased().contains("connect"), "\(result.errors)")
+        let left = try FileManager.default.contentsOfDirectory(atPath: directory.path)
+        #expect(!left.contains { $0.hasPrefix("postgres") }, "\(left)")
+    }
+}
+
+/// `db copy`: an embedded install moved to PostgreSQL, checked, and safe to run again.
+@Suite(.enabled(if: TestPostgresServer.configured, TestPostgresServer.skipReason))
+struct DatabaseCopyTests {
+    @Test func copyIsCheckedRepeatableAndRefusesToOverwriteOtherData() async throws {
+        let directory = temporaryDirectory()
+        let config = try writeTestConfiguration(in: directory)
+        let sqlite = directory.appendingPathComponent("kiosk.sqlite").path
+        let add = try await ServerProcess.run(["user", "add", "--config", config, "--database", sqlite, "--username", "anna",
+                                               "--password-stdin"], stdin: "pw-anna\n", environment: OperatorCommandTests.secret)
+        #expect(add.status == 0, "\(add.errors)")
+        let subscribe = try await ServerProcess.run(["user", "subscribe", "--config", config, "--database", sqlite, "--username", "anna",
+                                                     "--edition", "1", "--until", "2030-01-01"])
+        #expect(subscribe.status == 0, "\(subscribe.errors)")
+        _ = try await runClient("python3", [TestKiosk.repositoryRoot + "/Benchmarks/stats_bench_data.py", sqlite, "3000"])
+        let target = try await TestPostgresServer.createDatabase()
+
+        let first = try await ServerProcess.run(["db", "copy", "--config", config, "--database", sqlite, "--to", target])
+        #expect(first.status == 0, "\(first.errors)")
+        #expect(first.output.contains("downloads: 3000 rows, checksum"), "\(first.output)")
+        #expect(first.output.contains("every table checked"))
+        #expect(try await TestPostgresServer.psql(target, "SELECT COUNT(*) FROM downloads") == "3000")
+
+        // The same statistics from both databases, byte for byte.
+        let fromSQLite = try await ServerProcess.run(["stats", "--config", config, "--database", sqlite, "--format", "json"])
+        let fromPostgres = try await ServerProcess.run(["stats", "--config", config, "--database", target, "--format", "json"])
+        #expect(fromSQLite.status == 0 && fromPostgres.status == 0, "\(fromPostgres.errors)")
+        #expect(fromSQLite.output == fromPostgres.output)
+
+        // Again: nothing to do, nothing changed.
+        let again = try await ServerProcess.run(["db", "copy", "--config", config, "--database", sqlite, "--to", target])
+        #expect(again.status == 0, "\(again.errors)")
+        let tables = { (text: String) in text.split(separator: "\n").filter { $0.contains(" rows, checksum ") } }
+        #expect(tables(again.output) == tables(first.output) && tables(first.output).count == 16, "\(again.output)")
+        #expect(try await TestPostgresServer.psql(target, "SELECT COUNT(*) FROM downloads") == "3000")
+
+        // The target moves on (an instance on PostgreSQL took a user): a copy would lose it, so it is refused.
+        let users = try #require(Int(try await TestPostgresServer.psql(target, "SELECT COUNT(*) FROM users")))
+        let maxID = try #require(Int(try await TestPostgresServer.psql(target, "SELECT MAX(id) FROM users")))
+        // Identity sequences continue after the copied ids: a new user gets the next one.
+        #expect(try await TestPostgresServer.psql(target, """
+            INSERT INTO users (username, name, email, password_hash, created_at) VALUES ('bernat', '', '', 'x', 0) RETURNING id
+            """) == "\(maxID + 1)")
+        let refused = try await ServerProcess.run(["db", "copy", "--config", config, "--database", sqlite, "--to", target])
+        #expect(refused.status != 0)
+        #expect(refused.errors.contains("already holds other data (users: \(users + 1) rows); give --replace"), "\(refused.errors)")
+        #expect(try await TestPostgresServer.psql(target, "SELECT COUNT(*) FROM users WHERE username = 'bernat'") == "1")
+
+        let replaced = try await ServerProcess.run(["db", "copy", "--config", config, "--database", sqlite, "--to", target, "--replace"])
+        #expect(replaced.status == 0, "\(replaced.errors)")
+        #expect(try await TestPostgresServer.psql(target, "SELECT COUNT(*) FROM users WHERE username = 'bernat'") == "0")
+        #expect(try await TestPostgresServer.psql(target, "SELECT COUNT(*) FROM users") == "\(users)")
+    }
+}
