@@ -142,17 +142,15 @@ public struct KioskService: Sendable {
     /// passwords. A legacy hash that matches is replaced by bcrypt before the sign-in is answered.
     private func signIn(username: String, password: String, deviceKey: String?) async throws -> User {
         let time = clock.now
-        let failures = try await store.signInFailures(
-            username: username, deviceKey: deviceKey, since: time - Int64(signInPolicy.windowSeconds))
-        if signInPolicy.isLockedOut(failures: max(failures.username, failures.device)) {
-            throw KioskError.tooManySignInAttempts(retryAfterSeconds: signInPolicy.windowSeconds)
-        }
+        // The attempt counts as a failure from before the check until it succeeds.
+        guard let attempt = try await store.beginSignInAttempt(
+            username: username, deviceKey: deviceKey, since: time - Int64(signInPolicy.windowSeconds),
+            maxFailures: signInPolicy.maxFailures, at: time)
+        else { throw KioskError.tooManySignInAttempts(retryAfterSeconds: signInPolicy.windowSeconds) }
         let user = username.isEmpty ? nil : try await store.user(username: username)
         let matches = await passwords.verify(password, against: user?.passwordHash)
-        guard var user, matches, !password.isEmpty else {
-            try await store.recordSignInFailure(username: username, deviceKey: deviceKey, at: time)
-            throw KioskError.wrongCredentials
-        }
+        guard var user, matches, !password.isEmpty else { throw KioskError.wrongCredentials }
+        try await store.forgetSignInAttempt(attempt)
         if StoredPasswordHash(user.passwordHash)?.isLegacy == true {
             let upgraded = try await passwords.hash(password)
             try await store.replacePasswordHash(userID: user.id, from: user.passwordHash, to: upgraded)

@@ -45,7 +45,14 @@ public protocol KioskStore: Sendable {
     // MARK: Sign-in throttling
     /// Failed sign-ins since `since`, for the username and for the device (nil: not counted).
     func signInFailures(username: String, deviceKey: String?, since: Int64) async throws -> (username: Int, device: Int)
-    func recordSignInFailure(username: String, deviceKey: String?, at time: Int64) async throws
+    /// Atomically, across connections, processes and instances: when fewer than `maxFailures` failures
+    /// since `since` are recorded for the username (in any case) and for the device, records this attempt
+    /// as a failure and returns its id; nil (locked out) otherwise. A sign-in that then succeeds removes
+    /// its record with `forgetSignInAttempt`, so concurrent wrong passwords never get more tries than allowed.
+    func beginSignInAttempt(username: String, deviceKey: String?, since: Int64, maxFailures: Int,
+                            at time: Int64) async throws -> Int64?
+    /// Removes the record of a sign-in attempt that succeeded.
+    func forgetSignInAttempt(_ attempt: Int64) async throws
 
     // MARK: Readiness
     /// Runs a cheap query that reads the schema; throws when the database does not answer (`GET /readyz`).

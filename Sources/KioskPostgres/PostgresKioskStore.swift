@@ -492,23 +492,39 @@ public final class PostgresKioskStore: KioskDatabase {
     // MARK: Sign-in throttling
 
     public func signInFailures(username: String, deviceKey: String?, since: Int64) async throws -> (username: Int, device: Int) {
-        try await read { [self] c in
-            let byUser = try await c.value("""
-                SELECT COUNT(*) FROM sign_in_failures WHERE lower(username) = lower(\(username)) AND time >= \(since)
-                """, Int.self, logger: logger) ?? 0
-            guard let deviceKey else { return (byUser, 0) }
-            let byDevice = try await c.value("""
-                SELECT COUNT(*) FROM sign_in_failures WHERE device_key = \(deviceKey) AND time >= \(since)
-                """, Int.self, logger: logger) ?? 0
-            return (byUser, byDevice)
+        try await read { [self] c in try await signInFailures(username: username, deviceKey: deviceKey, since: since, on: c) }
+    }
+
+    private func signInFailures(username: String, deviceKey: String?, since: Int64,
+                                on c: PostgresConnection) async throws -> (username: Int, device: Int) {
+        let byUser = try await c.value("""
+            SELECT COUNT(*) FROM sign_in_failures WHERE lower(username) = lower(\(username)) AND time >= \(since)
+            """, Int.self, logger: logger) ?? 0
+        guard let deviceKey else { return (byUser, 0) }
+        let byDevice = try await c.value("""
+            SELECT COUNT(*) FROM sign_in_failures WHERE device_key = \(deviceKey) AND time >= \(since)
+            """, Int.self, logger: logger) ?? 0
+        return (byUser, byDevice)
+    }
+
+    /// Takes the username's lock, then the device's (always in that order, so two attempts never deadlock).
+    public func beginSignInAttempt(username: String, deviceKey: String?, since: Int64, maxFailures: Int,
+                                   at time: Int64) async throws -> Int64? {
+        try await write { [self] c in
+            try await c.run("SELECT pg_advisory_xact_lock(hashtextextended(\("u\u{1F}" + username.lowercased()), 2))", logger: logger)
+            if let deviceKey {
+                try await c.run("SELECT pg_advisory_xact_lock(hashtextextended(\("d\u{1F}" + deviceKey), 2))", logger: logger)
+            }
+            let counts = try await signInFailures(username: username, deviceKey: deviceKey, since: since, on: c)
+            guard max(counts.username, counts.device) < maxFailures else { return nil }
+            return try await c.value("""
+                INSERT INTO sign_in_failures (username, device_key, time) VALUES (\(username), \(deviceKey), \(time)) RETURNING id
+                """, Int64.self, logger: logger)
         }
     }
 
-    public func recordSignInFailure(username: String, deviceKey: String?, at time: Int64) async throws {
-        try await read { [self] c in
-            try await c.run("INSERT INTO sign_in_failures (username, device_key, time) VALUES (\(username), \(deviceKey), \(time))",
-                            logger: logger)
-        }
+    public func forgetSignInAttempt(_ attempt: Int64) async throws {
+        try await read { [self] c in try await c.run("DELETE FROM sign_in_failures WHERE id = \(attempt)", logger: logger) }
     }
 
     // MARK: Readiness

@@ -265,22 +265,35 @@ public final class SQLiteKioskStore: KioskDatabase {
     // MARK: Sign-in throttling
 
     public func signInFailures(username: String, deviceKey: String?, since: Int64) async throws -> (username: Int, device: Int) {
-        try read { db in
-            let byUser = try Int.fetchOne(db.cachedStatement(sql: """
-                SELECT COUNT(*) FROM sign_in_failures WHERE username = ? AND time >= ?
-                """), arguments: [username, since]) ?? 0
-            guard let deviceKey else { return (byUser, 0) }
-            let byDevice = try Int.fetchOne(db.cachedStatement(sql: """
-                SELECT COUNT(*) FROM sign_in_failures WHERE device_key = ? AND time >= ?
-                """), arguments: [deviceKey, since]) ?? 0
-            return (byUser, byDevice)
+        try read { db in try Self.signInFailures(db, username: username, deviceKey: deviceKey, since: since) }
+    }
+
+    private static func signInFailures(_ db: Database, username: String, deviceKey: String?,
+                                       since: Int64) throws -> (username: Int, device: Int) {
+        let byUser = try Int.fetchOne(db.cachedStatement(sql: """
+            SELECT COUNT(*) FROM sign_in_failures WHERE username = ? AND time >= ?
+            """), arguments: [username, since]) ?? 0
+        guard let deviceKey else { return (byUser, 0) }
+        let byDevice = try Int.fetchOne(db.cachedStatement(sql: """
+            SELECT COUNT(*) FROM sign_in_failures WHERE device_key = ? AND time >= ?
+            """), arguments: [deviceKey, since]) ?? 0
+        return (byUser, byDevice)
+    }
+
+    public func beginSignInAttempt(username: String, deviceKey: String?, since: Int64, maxFailures: Int,
+                                   at time: Int64) async throws -> Int64? {
+        try await pool.write { db in
+            let counts = try Self.signInFailures(db, username: username, deviceKey: deviceKey, since: since)
+            guard max(counts.username, counts.device) < maxFailures else { return nil }
+            var failure = SignInFailureRecord(username: username, deviceKey: deviceKey, time: time)
+            try failure.insert(db)
+            return failure.id
         }
     }
 
-    public func recordSignInFailure(username: String, deviceKey: String?, at time: Int64) async throws {
+    public func forgetSignInAttempt(_ attempt: Int64) async throws {
         try await pool.write { db in
-            var failure = SignInFailureRecord(username: username, deviceKey: deviceKey, time: time)
-            try failure.insert(db)
+            try db.execute(sql: "DELETE FROM sign_in_failures WHERE id = ?", arguments: [attempt])
         }
     }
 }

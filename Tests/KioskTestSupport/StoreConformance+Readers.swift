@@ -263,16 +263,36 @@ extension StoreConformance {
             let counts = try await store.signInFailures(username: username, deviceKey: device, since: since)
             return [counts.username, counts.device]
         }
+        func attempt(_ username: String, _ device: String?, at time: Int64, max: Int = .max) async throws -> Int64? {
+            try await store.beginSignInAttempt(username: username, deviceKey: device, since: Self.t0, maxFailures: max, at: time)
+        }
         #expect(try await failures("anna", "d1", since: 0) == [0, 0])
-        try await store.recordSignInFailure(username: "anna", deviceKey: "d1", at: Self.t0)
-        try await store.recordSignInFailure(username: "ANNA", deviceKey: "d2", at: Self.t0 + 10)
-        try await store.recordSignInFailure(username: "anna", deviceKey: nil, at: Self.t0 + 20)
-        try await store.recordSignInFailure(username: "bob", deviceKey: "d1", at: Self.t0 + 30)
+        #expect(try await attempt("anna", "d1", at: Self.t0) != nil)
+        #expect(try await attempt("ANNA", "d2", at: Self.t0 + 10) != nil)
+        #expect(try await attempt("anna", nil, at: Self.t0 + 20) != nil)
+        #expect(try await attempt("bob", "d1", at: Self.t0 + 30) != nil)
         #expect(try await failures("anna", "d1", since: Self.t0) == [3, 2])
         #expect(try await failures("Anna", "d2", since: Self.t0) == [3, 1])
         #expect(try await failures("anna", nil, since: Self.t0) == [3, 0])
         #expect(try await failures("anna", "d1", since: Self.t0 + 20) == [1, 1])
         #expect(try await failures("anna", "d1", since: Self.t0 + 21) == [0, 1])
         #expect(try await failures("carla", "d3", since: 0) == [0, 0])
+
+        // The limit: by username in any case, and by device; a forgotten (successful) attempt frees its place.
+        #expect(try await attempt("Anna", "d9", at: Self.t0 + 40, max: 3) == nil, "3 failures of anna recorded")
+        #expect(try await attempt("carla", "d1", at: Self.t0 + 40, max: 2) == nil, "2 failures on d1 recorded")
+        let carla = try #require(try await attempt("carla", "d3", at: Self.t0 + 40, max: 1))
+        #expect(try await attempt("carla", "d4", at: Self.t0 + 41, max: 1) == nil)
+        try await store.forgetSignInAttempt(carla)
+        #expect(try await attempt("carla", "d4", at: Self.t0 + 42, max: 1) != nil)
+
+        // Concurrent attempts never get past the limit.
+        let admitted = try await withThrowingTaskGroup(of: Bool.self) { group in
+            for n in 0..<30 {
+                group.addTask { try await attempt("dani", "d-\(n)", at: Self.t0 + 50, max: 5) != nil }
+            }
+            return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+        }
+        #expect(admitted == 5)
     }
 }

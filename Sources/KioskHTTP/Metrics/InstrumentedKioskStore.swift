@@ -114,8 +114,15 @@ package struct InstrumentedKioskStore: KioskStore {
         try await timed("sign_in_failures") { try await base.signInFailures(username: username, deviceKey: deviceKey, since: since) }
     }
 
-    package func recordSignInFailure(username: String, deviceKey: String?, at time: Int64) async throws {
-        try await timed("record_sign_in_failure") { try await base.recordSignInFailure(username: username, deviceKey: deviceKey, at: time) }
+    package func beginSignInAttempt(username: String, deviceKey: String?, since: Int64, maxFailures: Int,
+                                    at time: Int64) async throws -> Int64? {
+        try await timed("begin_sign_in_attempt") {
+            try await base.beginSignInAttempt(username: username, deviceKey: deviceKey, since: since, maxFailures: maxFailures, at: time)
+        }
+    }
+
+    package func forgetSignInAttempt(_ attempt: Int64) async throws {
+        try await timed("forget_sign_in_attempt") { try await base.forgetSignInAttempt(attempt) }
     }
 
     // MARK: Readiness

@@ -53,7 +53,9 @@ struct DatabaseCommand: AsyncParsableCommand {
             }
             await target.close()
             for report in reports { printOutput("\(report.table): \(report.target)") }
-            printOutput("copied \(path) to \(location) in \(started.duration(to: .now)); every table checked")
+            let elapsed = started.duration(to: .now)
+            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+            printOutput("copied \(path) to \(location) in \(String(format: "%.1f", seconds)) s; every table checked")
         }
     }
 }
