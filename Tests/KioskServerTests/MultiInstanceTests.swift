@@ -90,6 +90,8 @@ struct PrivatePostgres {
     let port: Int
     let control: String
     var url: String { "postgres://postgres@127.0.0.1:\(port)/postgres" }
+    /// The server's certificate, when started with `tls`.
+    var certificate: String { directory.path + "/data/server.crt" }
 
     /// The newest installed PostgreSQL's programs (Debian: /usr/lib/postgresql/<major>/bin).
     static var programs: String? {
@@ -98,7 +100,9 @@ struct PrivatePostgres {
         return majors.reversed().map { "\(root)/\($0)/bin" }.first { FileManager.default.isExecutableFile(atPath: $0 + "/initdb") }
     }
 
-    static func start() async throws -> PrivatePostgres {
+    /// With `tls`, the server takes TLS connections only (`hostssl`), with a self-signed certificate for
+    /// 127.0.0.1 in `certificate`.
+    static func start(tls: Bool = false) async throws -> PrivatePostgres {
         let bin = try #require(Self.programs, "PostgreSQL's server programs are needed for pgrestart: apt-get install postgresql")
         let directory = temporaryDirectory()
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -109,9 +113,17 @@ struct PrivatePostgres {
         let user = getuid() == 0 ? "runuser -u postgres -- " : ""
         let path = directory.path
         let control = "\(user)\(bin)/pg_ctl -D \(path)/data -l \(path)/log "
-            + "-o '-p \(port) -k \(path) -c listen_addresses=127.0.0.1'"
+            + "-o '-p \(port) -k \(path) -c listen_addresses=127.0.0.1"
+            + (tls ? " -c ssl=on -c ssl_cert_file=server.crt -c ssl_key_file=server.key'" : "'")
+        let tlsSetup = !tls ? "" : """
+            openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 \\
+                -keyout \(path)/data/server.key -out \(path)/data/server.crt 2>/dev/null || exit 1
+            chown postgres \(path)/data/server.key \(path)/data/server.crt 2>/dev/null; chmod 600 \(path)/data/server.key
+            printf 'local all all trust\\nhostssl all all 127.0.0.1/32 trust\\n' > \(path)/data/pg_hba.conf
+            """
         let started = try await Self.runDetached("""
             \(user)\(bin)/initdb -D \(path)/data -U postgres --auth=trust -E UTF8 >\(path)/initdb.log 2>&1 || { cat \(path)/initdb.log >&2; exit 1; }
+            \(tlsSetup)
             # The server must not inherit this process's descriptors (Foundation watches one to see it end).
             for fd in $(ls /proc/$$/fd); do [ "$fd" -gt 2 ] && eval "exec $fd>&-"; done 2>/dev/null
             \(control) -w start >/dev/null || { cat \(path)/log >&2; exit 1; }

@@ -105,3 +105,33 @@ struct DatabaseCopyTests {
         #expect(try await TestPostgresServer.psql(target, "SELECT COUNT(*) FROM users") == "\(users)")
     }
 }
+
+/// The TLS options of a `postgres://` URL against a server that takes TLS connections only.
+@Suite(.enabled(if: TestPostgresServer.configured, TestPostgresServer.skipReason))
+struct PostgresTLSTests {
+    @Test func sslModesAgainstATLSOnlyServer() async throws {
+        let server = try await PrivatePostgres.start(tls: true)
+        do {
+            let directory = temporaryDirectory()
+            let config = try writeTestConfiguration(in: directory)
+            let base = "postgres://postgres@127.0.0.1:\(server.port)/postgres"
+            func stats(_ query: String) async throws -> (status: Int32, output: String, errors: String) {
+                try await ServerProcess.run(["stats", "--config", config, "--database", base + query, "--format", "json"])
+            }
+            let required = try await stats("?sslmode=require")
+            #expect(required.status == 0, "sslmode=require: \(required.errors)")
+            let verified = try await stats("?sslmode=verify-full&sslrootcert=\(server.certificate)")
+            #expect(verified.status == 0, "sslmode=verify-full with the server's certificate: \(verified.errors)")
+            let plain = try await stats("?sslmode=disable")
+            #expect(plain.status != 0, "the server refuses plain connections")
+            #expect(plain.errors.contains("gave no connection"), "\(plain.errors)")
+            let untrusted = try await stats("?sslmode=verify-full")
+            #expect(untrusted.status != 0, "a self-signed certificate is not trusted by the system's roots")
+        } catch {
+            await server.stop()
+            throw error
+        }
+        await server.stop()
+    }
+}
+
