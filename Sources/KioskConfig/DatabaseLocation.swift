@@ -62,6 +62,10 @@ package struct PostgresLocation: Sendable, Hashable, CustomStringConvertible {
     package var rootCertificate: String?
     /// Connections this process keeps at most.
     package var maxConnections: Int
+    /// Seconds to wait for a new connection's TCP handshake (`connect_timeout`).
+    package var connectTimeoutSeconds: Int
+    /// How the server lists these connections (`application_name`).
+    package var applicationName: String
 
     init(url text: String, environment: [String: String]) throws(ConfigurationError) {
         guard let url = URLComponents(string: text), let host = url.host, let user = url.user, !user.isEmpty else {
@@ -78,6 +82,8 @@ package struct PostgresLocation: Sendable, Hashable, CustomStringConvertible {
         self.password = url.password.map { $0.removingPercentEncoding ?? $0 }
         self.tls = .prefer
         self.maxConnections = 20
+        self.connectTimeoutSeconds = 5
+        self.applicationName = "kiosk"
         for item in url.queryItems ?? [] {
             let value = item.value ?? ""
             switch item.name {
@@ -95,9 +101,15 @@ package struct PostgresLocation: Sendable, Hashable, CustomStringConvertible {
                     throw DatabaseLocation.error("pool_max \"\(value)\": a number of connections from 1 to 500")
                 }
                 maxConnections = count
-            case "application_name", "connect_timeout": continue
+            case "connect_timeout":
+                guard let seconds = Int(value), (1...300).contains(seconds) else {
+                    throw DatabaseLocation.error("connect_timeout \"\(value)\": seconds from 1 to 300")
+                }
+                connectTimeoutSeconds = seconds
+            case "application_name": applicationName = value
             default:
-                throw DatabaseLocation.error("unknown URL parameter \"\(item.name)\" (known: sslmode, sslrootcert, host, pool_max)")
+                throw DatabaseLocation.error("unknown URL parameter \"\(item.name)\" (known: sslmode, sslrootcert, host, pool_max, "
+                                             + "connect_timeout, application_name)")
             }
         }
         if password == nil {

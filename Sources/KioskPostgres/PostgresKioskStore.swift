@@ -11,7 +11,9 @@ struct ConnectionLeaser: Sendable {
     let name: String
     /// How long a call waits for a connection.
     let wait: Duration
-    let health: DatabaseHealth
+    /// Set when the last wait for a connection ran out: calls then wait only `waitWhileDown`, so that
+    /// while the server is down they fail fast instead of each waiting the full time; a lease clears it.
+    let serverDown: LockedFlag
     let logger: Logger
     /// How long a call waits for a connection while the server is known to be down.
     static let waitWhileDown: Duration = .milliseconds(300)
@@ -40,18 +42,18 @@ struct ConnectionLeaser: Sendable {
     /// the server dropped may otherwise never end); without, `body` takes the time it needs.
     func leased<Result: Sendable>(waiting: Duration? = nil, limit: Duration? = nil,
                                   _ body: @escaping @Sendable (PostgresConnection) async throws -> Result) async throws -> Result {
-        let client = self.client, name = self.name, health = self.health
-        let wait = health.isDown ? min(waiting ?? self.wait, Self.waitWhileDown) : (waiting ?? self.wait)
-        let lease = LeaseState()
+        let client = self.client, name = self.name, serverDown = self.serverDown
+        let wait = serverDown.isSet ? min(waiting ?? self.wait, Self.waitWhileDown) : (waiting ?? self.wait)
+        let leased = LockedFlag()
         let outcome = Outcome<Result>()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                outcome.set(continuation)
+                outcome.resume(continuation)
                 let work = Task {
                     do {
                         let result = try await client.withConnection { connection in
-                            lease.begin()
-                            health.set(down: false)
+                            leased.set()
+                            serverDown.set(false)
                             return try await body(connection)
                         }
                         outcome.finish(.success(result))
@@ -59,17 +61,20 @@ struct ConnectionLeaser: Sendable {
                         outcome.finish(.failure(Self.readable(error, database: name)))
                     }
                 }
-                outcome.onGiveUp { work.cancel() }
-                Task {
-                    try? await Task.sleep(for: wait)
-                    if !lease.began {
-                        health.set(down: true)
+                let deadline = Task {
+                    do { try await Task.sleep(for: wait) } catch { return }
+                    guard leased.isSet else {
+                        serverDown.set()
                         outcome.finish(.failure(PostgresUnavailable(database: name, waited: wait)))
                         return
                     }
                     guard let limit, limit > wait else { return }
-                    try? await Task.sleep(for: limit - wait)
+                    do { try await Task.sleep(for: limit - wait) } catch { return }
                     outcome.finish(.failure(PostgresUnavailable(database: name, waited: limit)))
+                }
+                outcome.onFinish { failed in
+                    deadline.cancel()
+                    if failed { work.cancel() }
                 }
             }
         } onCancel: {
@@ -89,46 +94,46 @@ struct ConnectionLeaser: Sendable {
     }
 }
 
-/// The one answer of a call raced against its deadlines: the first `finish` resumes the caller, and
-/// a give-up cancels the work still running.
+/// The one answer of a call raced against its deadlines: the first `finish` wins; it resumes the
+/// caller and runs the clean-ups (cancelling the deadline, and on failure the work still running).
 final class Outcome<Result: Sendable>: @unchecked Sendable {
     private let lock = NSLock()
+    private var result: Swift.Result<Result, any Error>?
     private var continuation: CheckedContinuation<Result, any Error>?
-    private var early: Swift.Result<Result, any Error>?
-    private var giveUp: (@Sendable () -> Void)?
-    private var done = false
+    private var cleanups: [@Sendable (_ failed: Bool) -> Void] = []
 
-    func set(_ continuation: CheckedContinuation<Result, any Error>) {
-        let ready: Swift.Result<Result, any Error>? = lock.withLock {
-            if let early { done = true; return early }
-            self.continuation = continuation
-            return nil
+    /// Resumes `continuation` with the result, now if it is known, else when it is.
+    func resume(_ continuation: CheckedContinuation<Result, any Error>) {
+        let known: Swift.Result<Result, any Error>? = lock.withLock {
+            if result == nil { self.continuation = continuation }
+            return result
         }
-        if let ready { continuation.resume(with: ready) }
+        if let known { continuation.resume(with: known) }
     }
 
-    func onGiveUp(_ action: @escaping @Sendable () -> Void) {
-        let finished = lock.withLock { () -> Bool in
-            if done { return true }
-            giveUp = action
-            return false
+    /// Runs `action` once the result is known (at once if it is), telling it whether the call failed.
+    func onFinish(_ action: @escaping @Sendable (_ failed: Bool) -> Void) {
+        let known: Swift.Result<Result, any Error>? = lock.withLock {
+            if result == nil { cleanups.append(action) }
+            return result
         }
-        if finished { action() }
+        if let known { action(Self.failed(known)) }
     }
 
-    func finish(_ result: Swift.Result<Result, any Error>) {
-        let (continuation, giveUp): (CheckedContinuation<Result, any Error>?, (@Sendable () -> Void)?) = lock.withLock {
-            guard !done else { return (nil, nil) }
-            guard let continuation = self.continuation else {
-                if early == nil { early = result }
-                return (nil, nil)
-            }
-            done = true
-            self.continuation = nil
-            return (continuation, self.giveUp)
+    func finish(_ outcome: Swift.Result<Result, any Error>) {
+        let (continuation, cleanups): (CheckedContinuation<Result, any Error>?, [@Sendable (Bool) -> Void]) = lock.withLock {
+            guard result == nil else { return (nil, []) }
+            result = outcome
+            defer { self.continuation = nil; self.cleanups = [] }
+            return (self.continuation, self.cleanups)
         }
-        continuation?.resume(with: result)
-        if case .failure = result { giveUp?() }
+        continuation?.resume(with: outcome)
+        for cleanup in cleanups { cleanup(Self.failed(outcome)) }
+    }
+
+    private static func failed(_ outcome: Swift.Result<Result, any Error>) -> Bool {
+        if case .failure = outcome { return true }
+        return false
     }
 }
 
@@ -160,23 +165,6 @@ public struct PostgresFailure: Error, CustomStringConvertible {
     public var description: String {
         "PostgreSQL at \(database): \(sqlState.map { "[\($0)] " } ?? "")\(message)"
     }
-}
-
-/// Whether the last wait for a connection ran out: then calls wait only briefly, so that while the
-/// server is down they fail fast instead of each waiting the full time; the next lease clears it.
-final class DatabaseHealth: @unchecked Sendable {
-    private let lock = NSLock()
-    private var down = false
-    var isDown: Bool { lock.withLock { down } }
-    func set(down value: Bool) { lock.withLock { down = value } }
-}
-
-/// Whether a connection was leased; set once, read from another task.
-final class LeaseState: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value = false
-    var began: Bool { lock.withLock { value } }
-    func begin() { lock.withLock { value = true } }
 }
 
 /// The store for more than one machine: PostgreSQL through postgres-nio's `PostgresClient` pool.
@@ -218,7 +206,7 @@ public final class PostgresKioskStore: KioskDatabase {
     private init(client: PostgresClient, name: String, connectionWait: Duration, logger: Logger) {
         self.client = client
         self.logger = logger
-        let connections = ConnectionLeaser(client: client, name: name, wait: connectionWait, health: DatabaseHealth(), logger: logger)
+        let connections = ConnectionLeaser(client: client, name: name, wait: connectionWait, serverDown: LockedFlag(), logger: logger)
         self.connections = connections
         self.running = Task { await client.run() }
         self.downloads = GroupCommit { downloads in

@@ -24,6 +24,11 @@ extension PostgresConnection {
 
 /// The per-call reads, by what they read.
 enum Statements {
+    /// Visible issues of edition `$1`, with their covers; the three listings add a bound and an order.
+    static let issueListing = """
+        SELECT i.date, \(PostgresKioskStore.coverColumn) FROM issues i WHERE i.edition_id = $1 AND i.withdrawn_at IS NULL
+        """
+
     struct App: PreparedRead {
         static let sql = "SELECT key, name, demo_quota FROM apps WHERE key = $1"
         typealias Row = (String, String, Int)
@@ -66,8 +71,7 @@ enum Statements {
     /// The newest issues (no date given).
     struct NewestIssues: PreparedRead {
         static let sql = """
-            SELECT i.date, \(PostgresKioskStore.coverColumn) FROM issues i
-            WHERE i.edition_id = $1 AND i.withdrawn_at IS NULL ORDER BY i.date DESC LIMIT $2
+            \(issueListing) ORDER BY i.date DESC LIMIT $2
             """
         typealias Row = (String, String?)
         var editionID: Int
@@ -78,8 +82,7 @@ enum Statements {
 
     struct IssuesUpTo: PreparedRead {
         static let sql = """
-            SELECT i.date, \(PostgresKioskStore.coverColumn) FROM issues i
-            WHERE i.edition_id = $1 AND i.withdrawn_at IS NULL AND i.date <= $2 ORDER BY i.date DESC LIMIT $3
+            \(issueListing) AND i.date <= $2 ORDER BY i.date DESC LIMIT $3
             """
         typealias Row = (String, String?)
         var editionID: Int
@@ -91,8 +94,7 @@ enum Statements {
 
     struct IssuesFrom: PreparedRead {
         static let sql = """
-            SELECT i.date, \(PostgresKioskStore.coverColumn) FROM issues i
-            WHERE i.edition_id = $1 AND i.withdrawn_at IS NULL AND i.date >= $2 ORDER BY i.date ASC LIMIT $3
+            \(issueListing) AND i.date >= $2 ORDER BY i.date ASC LIMIT $3
             """
         typealias Row = (String, String?)
         var editionID: Int

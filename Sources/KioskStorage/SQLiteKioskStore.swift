@@ -308,7 +308,7 @@ extension SQLiteKioskStore: TableExport {
         // Starts at 0 and is signalled once (libdispatch traps when a semaphore is freed below its initial value).
         let handedOver = DispatchSemaphore(value: 0)
         handedOver.signal()
-        let stopped = StopFlag()
+        let stopped = LockedFlag()
         Thread {
             do {
                 try pool.read { db in
@@ -342,12 +342,4 @@ extension SQLiteKioskStore: TableExport {
             throw error
         }
     }
-}
-
-/// A flag set once, read from any thread.
-private final class StopFlag: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value = false
-    var isSet: Bool { lock.withLock { value } }
-    func set() { lock.withLock { value = true } }
 }

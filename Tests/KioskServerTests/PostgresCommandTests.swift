@@ -6,13 +6,13 @@ import Testing
 @Suite struct DatabaseLocationTests {
     @Test func aURLIsNeverTakenForAPath() throws {
         let environment = ["KIOSK_DATABASE_PASSWORD": "from-env"]
-        guard case .postgres(let server) = try DatabaseLocation("postgres://kiosk@db.example:6543/kiosk?sslmode=verify-full&sslrootcert=/etc/ca.pem&pool_max=40",
+        guard case .postgres(let server) = try DatabaseLocation("postgres://kiosk@db.example:6543/kiosk?sslmode=verify-full&sslrootcert=/etc/ca.pem&pool_max=40&connect_timeout=9&application_name=k2",
                                                                  environment: environment) else {
             Issue.record("a postgres:// URL must name a server"); return
         }
         #expect(server.host == "db.example" && server.port == 6543 && server.username == "kiosk" && server.database == "kiosk")
         #expect(server.password == "from-env" && server.tls == .verifyFull && server.rootCertificate == "/etc/ca.pem")
-        #expect(server.maxConnections == 40)
+        #expect(server.maxConnections == 40 && server.connectTimeoutSeconds == 9 && server.applicationName == "k2")
         #expect(!server.description.contains("from-env"), "the password never reaches a log line")
 
         guard case .postgres(let inline) = try DatabaseLocation("postgresql://u:s%40cret@127.0.0.1/k?host=/run/postgresql", environment: [:]) else {
@@ -26,6 +26,7 @@ import Testing
                                 ("postgres://h/d", "is not a PostgreSQL URL"),
                                 ("postgres://u@h/d?sslmode=sometimes", "sslmode \"sometimes\""),
                                 ("postgres://u@h/d?colour=blue", "unknown URL parameter \"colour\""),
+                                ("postgres://u@h/d?connect_timeout=soon", "connect_timeout \"soon\""),
                                 ("", "is empty")] {
             #expect(throws: ConfigurationError.self, "\(text)") { try DatabaseLocation(text) }
             do { _ = try DatabaseLocation(text, environment: [:]) } catch {

@@ -34,7 +34,8 @@ enum DatabaseWiring {
                                   password: location.password, database: location.database, tls: try tls(location))
         }
         configuration.options.maximumConnections = location.maxConnections
-        configuration.options.connectTimeout = .seconds(5)
+        configuration.options.connectTimeout = .seconds(location.connectTimeoutSeconds)
+        configuration.options.additionalStartupParameters = [("application_name", location.applicationName)]
         return configuration
     }
 
