@@ -1,7 +1,6 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import CLibZ
 import KioskFiles
 
 /// Unpacks an uploaded publish folder (ZIP, tar or gzip-compressed tar, told apart by content) into an
@@ -30,20 +29,13 @@ public enum ArchiveExtractor {
     public static func extract(archive: String, into destination: String, limits: Limits = Limits()) throws -> String {
         let file: OpenFile
         do { file = try FS.open(archive, O_RDONLY) } catch { throw PublishRejected(file: "upload", "cannot be read: \(error)") }
-        let size = Int64(try file.status().st_size)
-        let magic = try file.bytes(at: 0, count: 4)
         let root = try FS.openDirectory(destination)
         var sink = Sink(root: root, limits: limits)
-        if magic.starts(with: [0x50, 0x4B, 0x03, 0x04]) || magic.starts(with: [0x50, 0x4B, 0x05, 0x06]) {
-            try ZipReader(file: file, size: size).extract(into: &sink)
-        } else if magic.starts(with: [0x1F, 0x8B]) {
-            var source = try GzipSource(file: file, limit: limits.maxTotalBytes + (64 << 20))
-            try TarReader.extract(from: &source, into: &sink)
-        } else if size >= 512, try TarReader.looksLikeTar(file) {
-            var source = PlainSource(file: file)
-            try TarReader.extract(from: &source, into: &sink)
-        } else {
-            throw PublishRejected(file: "upload", "is neither a ZIP nor a tar archive (optionally gzip-compressed)")
+        do {
+            try ArchiveReader.read(file, into: &sink, inflatedLimit: limits.maxTotalBytes + (64 << 20))
+        } catch let error as ArchiveError {
+            throw PublishRejected(file: error.entry.map { "upload entry \($0.debugDescription)" } ?? "upload", error.problem,
+                                  exceedsLimit: error.exceedsLimit)
         }
         if FS.exists(destination + "/" + PublishManifest.fileName) { return destination }
         let top = try FS.list(destination)
@@ -55,7 +47,7 @@ public enum ArchiveExtractor {
     }
 
     /// Writes checked entries below the root.
-    struct Sink {
+    struct Sink: ArchiveSink {
         let root: OpenFile
         let limits: Limits
         var entries = 0
@@ -99,7 +91,7 @@ public enum ArchiveExtractor {
         }
 
         /// Creates a file and passes a writer that enforces the limits.
-        mutating func file(_ raw: String, declaredSize: Int64?, write: (inout FileWriter) throws -> Void) throws {
+        mutating func file(_ raw: String, declaredSize: Int64?, contents: (inout FileWriter) throws -> Void) throws {
             guard let name = try checkedName(raw) else { throw Self.reject(raw, "is not a file name") }
             if let declaredSize, declaredSize > limits.maxFileBytes {
                 throw PublishRejected(file: "upload entry \(raw.debugDescription)",
@@ -114,13 +106,13 @@ public enum ArchiveExtractor {
                 throw Self.reject(raw, errno == EEXIST ? "appears twice in the archive" : "cannot be written")
             }
             var writer = FileWriter(file: OpenFile(fd: fd, path: name), name: raw, limits: limits, total: total)
-            try write(&writer)
+            try contents(&writer)
             total = writer.total
         }
     }
 
     /// Writes one extracted file, counting against the limits.
-    struct FileWriter {
+    struct FileWriter: ArchiveFileWriter {
         let file: OpenFile
         let name: String
         let limits: Limits

@@ -1,10 +1,8 @@
-// The tar reader for uploads: ustar, pax and GNU long names.
+// The tar reader: ustar, pax and GNU long names.
 
 #if canImport(Glibc)
 import Glibc
 #endif
-import CLibZ
-import KioskFiles
 
 enum TarReader {
     static func looksLikeTar(_ file: OpenFile) throws -> Bool {
@@ -45,7 +43,7 @@ enum TarReader {
         String(decoding: field.prefix { $0 != 0 }, as: UTF8.self)
     }
 
-    static func extract<S: ByteSource>(from source: inout S, into sink: inout ArchiveExtractor.Sink) throws {
+    static func extract<S: ByteSource, Sink: ArchiveSink>(from source: inout S, into sink: inout Sink) throws {
         let block = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
         defer { block.deallocate() }
         var longName: String?
@@ -60,9 +58,9 @@ enum TarReader {
                 if zeroBlocks == 2 { break }
                 continue
             }
-            guard checksumMatches(header) else { throw PublishRejected(file: "upload", "is a damaged tar archive (bad header checksum)") }
+            guard checksumMatches(header) else { throw ArchiveError("is a damaged tar archive (bad header checksum)") }
             guard let size = octal(header[124..<136]), size >= 0 else {
-                throw PublishRejected(file: "upload", "is a damaged tar archive (bad size)")
+                throw ArchiveError("is a damaged tar archive (bad size)")
             }
             var name = string(header[0..<100])
             let prefix = string(header[345..<500])
@@ -86,7 +84,7 @@ enum TarReader {
                 try sink.directory(name)
                 try skip(&source, Int(padded), buffer: block)
             case UInt8(ascii: "x"), UInt8(ascii: "L"):
-                guard size <= 64 << 10 else { throw PublishRejected(file: "upload", "has an oversized tar extended header") }
+                guard size <= 64 << 10 else { throw ArchiveError("has an oversized tar extended header") }
                 try source.readExactly(into: block.baseAddress!, count: Int(padded))
                 let data = Array(UnsafeRawBufferPointer(rebasing: block[0..<Int(size)]))
                 if type == UInt8(ascii: "L") {
@@ -97,9 +95,9 @@ enum TarReader {
             case UInt8(ascii: "g"):
                 try skip(&source, Int(padded), buffer: block)
             case UInt8(ascii: "1"), UInt8(ascii: "2"):
-                throw ArchiveExtractor.Sink.reject(name, "is a \(type == UInt8(ascii: "1") ? "hard" : "symbolic") link; only plain files and folders may be uploaded")
+                throw ArchiveError(entry: name, "is a \(type == UInt8(ascii: "1") ? "hard" : "symbolic") link; only plain files and folders may be uploaded")
             default:
-                throw ArchiveExtractor.Sink.reject(name, "is not a plain file or folder (tar type \(UnicodeScalar(type)))")
+                throw ArchiveError(entry: name, "is not a plain file or folder (tar type \(UnicodeScalar(type)))")
             }
         }
     }

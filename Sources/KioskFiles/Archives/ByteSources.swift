@@ -4,7 +4,6 @@
 import Glibc
 #endif
 import CLibZ
-import KioskFiles
 
 protocol ByteSource {
     /// Reads up to `count` bytes; 0 at the end.
@@ -17,7 +16,7 @@ extension ByteSource {
         var done = 0
         while done < count {
             let n = try read(into: buffer + done, count: count - done)
-            guard n > 0 else { throw PublishRejected(file: "upload", "is truncated: the archive ends in the middle of a file") }
+            guard n > 0 else { throw ArchiveError("is truncated: the archive ends in the middle of a file") }
             done += n
         }
     }
@@ -61,7 +60,7 @@ struct GzipSource: ByteSource {
         input = .allocate(byteCount: 256 << 10, alignment: 16)
         guard inflateInit2_(stream, 16 + 15, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK else {
             stream.deallocate(); input.deallocate()
-            throw PublishRejected(file: "upload", "cannot start gzip decompression")
+            throw ArchiveError("cannot start gzip decompression")
         }
         holder = Holder(stream: stream, input: input)
     }
@@ -74,19 +73,19 @@ struct GzipSource: ByteSource {
             if stream.pointee.avail_in == 0 {
                 let n = try file.read(into: input.baseAddress!, count: input.count, at: offset)
                 offset += Int64(n)
-                if n == 0 { throw PublishRejected(file: "upload", "is a truncated gzip stream") }
+                if n == 0 { throw ArchiveError("is a truncated gzip stream") }
                 stream.pointee.next_in = input.baseAddress!.assumingMemoryBound(to: Bytef.self)
                 stream.pointee.avail_in = uInt(n)
             }
             let status = inflate(stream, Z_NO_FLUSH)
             if status == Z_STREAM_END { finished = true; break }
             guard status == Z_OK || status == Z_BUF_ERROR else {
-                throw PublishRejected(file: "upload", "is a damaged gzip stream")
+                throw ArchiveError("is a damaged gzip stream")
             }
         }
         let n = count - Int(stream.pointee.avail_out)
         produced += Int64(n)
-        if produced > limit { throw PublishRejected(file: "upload", "unpacks to more than the limit per issue", exceedsLimit: true) }
+        if produced > limit { throw ArchiveError("unpacks to more than the limit per issue", exceedsLimit: true) }
         return n
     }
 }
