@@ -53,10 +53,15 @@ let package = Package(
             dependencies: ["CLibXML2"],
             swiftSettings: swiftSettings),
 
-        // File primitives that know no kiosk word: system calls, ZIP records and deflate, the executor for blocking work.
+        // File primitives that know no kiosk word: system calls, locks, the ZIP writer, the archive readers, the executor for blocking work.
         .target(
             name: "KioskFiles",
-            dependencies: ["CLibZ", "CLibDeflate", "CSystemCalls", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: [
+                "CLibZ", "CLibDeflate", "CSystemCalls",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
             swiftSettings: swiftSettings),
 
         // The kiosk domain: its words, rules and the store interface. No I/O.

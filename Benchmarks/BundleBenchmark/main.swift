@@ -51,7 +51,7 @@ if let index = arguments.firstIndex(of: "--repeat"), index + 1 < arguments.count
 }
 if arguments == ["--warm-up"] {
     let path = NSTemporaryDirectory() + "/bundle-benchmark-warm-up-\(getpid()).zip"
-    _ = try? BundleBuilder.build(manifest: Array("<edicio/>".utf8), entries: [], date: IssueDate("2025-06-30")!, to: path,
+    _ = try? await BundleBuilder.build(manifest: Array("<edicio/>".utf8), entries: [], date: IssueDate("2025-06-30")!, to: path,
                                  options: BundleOptions(sync: false))
     unlink(path)
     exit(0)
@@ -105,13 +105,13 @@ do {
                 }
             }
             let start = Date()
-            _ = try BundleBuilder.build(manifest: manifest, entries: entries, date: date, to: output, options: options)
+            _ = try await BundleBuilder.build(manifest: manifest, entries: entries, date: date, to: output, options: options)
             total += Date().timeIntervalSince(start)
         }
         let mean = String(format: "%.2f", total / Double(repeats) * 1000)
         print("in-process mean over \(repeats) \(dropCaches ? "cold" : "warm") builds: \(mean) ms")
     } else {
-        let built = try BundleBuilder.build(manifest: manifest, entries: entries, date: date, to: output, options: options)
+        let built = try await BundleBuilder.build(manifest: manifest, entries: entries, date: date, to: output, options: options)
         if ProcessInfo.processInfo.environment["BUNDLE_BENCH_VERBOSE"] != nil {
             print("\(built.size) bytes, \(built.storedEntries) stored, \(built.deflatedEntries) deflated, sha256 \(built.sha256)")
         }

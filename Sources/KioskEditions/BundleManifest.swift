@@ -1,3 +1,4 @@
+import KioskFiles
 import KioskModels
 
 /// The bundle's `edicio.xml`: the issue, its sections and its pages with the names of their files
@@ -49,11 +50,11 @@ public enum BundleManifest {
     }
 
     /// The entries of a bundle for pages whose files live under `folder` (absolute) in the published layout.
-    public static func entries(pages: [Page], folder: String) -> [BundleEntry] {
+    public static func entries(pages: [Page], folder: String) -> [ZipEntry] {
         PageFileKind.allCases.flatMap { kind in
             pages.map { page in
                 let name = kind.name(page: page.number)
-                return BundleEntry(name: name, source: "\(folder)/\(name)", alwaysStore: kind != .pdf)
+                return ZipEntry(name: name, source: "\(folder)/\(name)", alwaysStore: kind != .pdf)
             }
         }
     }

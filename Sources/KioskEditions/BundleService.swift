@@ -52,9 +52,7 @@ public actor BundleService: IssueBundles {
         logger.info("bundle missing: building it", metadata: ["path": .string(path)])
         let task = Task { [directory, options, registry, logger, observer] () throws -> (BundleInfo, fresh: Bool) in
             let start = FS.monotonic()
-            let (built, fresh) = try await Blocking.run {
-                try Self.buildLocked(directory: directory, header: header, pages: pages, options: options)
-            }
+            let (built, fresh) = try await Self.buildLocked(directory: directory, header: header, pages: pages, options: options)
             let info = BundleInfo(path: path, size: built.size, sha256: built.sha256)
             try await registry.setBundle(editionID: header.editionID, date: header.date, revision: header.revision, bundle: info)
             if fresh {
@@ -76,20 +74,23 @@ public actor BundleService: IssueBundles {
 
     /// Under the revision's lock: the file another builder left, or a new build. `fresh` tells which.
     private static func buildLocked(directory: EditionsDirectory, header: BundleManifest.Header, pages: [BundleManifest.Page],
-                                    options: BundleOptions) throws -> (BuiltBundle, fresh: Bool) {
+                                    options: BundleOptions) async throws -> (BuiltBundle, fresh: Bool) {
+        let executor = directory.executor
         let folder = directory.absolute(EditionsDirectory.revisionFolder(
             editionID: header.editionID, date: header.date, revision: header.revision))
         // Never recreate a revision folder that was removed (withdrawn and cleaned, or replaced).
-        guard let info = FS.lstat(folder), FS.isDirectory(info) else { throw SystemError("open", folder, code: ENOENT) }
-        let lock = try FileLock.acquire("\(folder)/\(lockName)")
+        guard try await executor.run({ FS.lstat(folder).map(FS.isDirectory) ?? false }) else {
+            throw SystemError("open", folder, code: ENOENT)
+        }
+        let lock = try await FileLock.acquire("\(folder)/\(lockName)", executor: executor)
         defer { lock.unlock() }
         let path = "\(folder)/\(EditionsDirectory.bundleName(editionID: header.editionID, date: header.date))"
-        if let existing = FS.lstat(path), FS.isRegular(existing) {
-            return (try hash(path), false)
+        if let existing = try await executor.run({ try FS.lstat(path).map(FS.isRegular) == true ? hash(path) : nil }) {
+            return (existing, false)
         }
-        let built = try BundleBuilder.build(manifest: BundleManifest.xml(header: header, pages: pages),
-                                            entries: BundleManifest.entries(pages: pages, folder: folder),
-                                            date: header.date, to: path, options: options)
+        let built = try await BundleBuilder.build(manifest: BundleManifest.xml(header: header, pages: pages),
+                                                  entries: BundleManifest.entries(pages: pages, folder: folder),
+                                                  date: header.date, to: path, options: options, executor: executor)
         return (built, true)
     }
 

@@ -36,9 +36,12 @@ public enum PageFileKind: String, Sendable, CaseIterable {
 public struct EditionsDirectory: Sendable {
     /// Absolute, symlink-free path of the editions directory.
     public let root: String
+    /// Where the editions layer runs its blocking work (publishing, bundles, delivery, clean-up).
+    public let executor: BlockingExecutor
 
     /// Opens (creating if needed) the editions directory at `path`.
-    public init(path: String) throws {
+    public init(path: String, executor: BlockingExecutor = .shared) throws {
+        self.executor = executor
         var info = stat()
         if stat(path, &info) != 0 || !FS.isDirectory(info) { try FS.makeDirectories(path) }   // a link to a folder is fine
         root = try FS.realPath(path)
@@ -78,8 +81,8 @@ public struct EditionsDirectory: Sendable {
     func lockPath(editionID: Int, date: IssueDate) -> String { "\(locksRoot)/\(editionID)-\(date).lock" }
 
     /// Takes the issue's lock (publish, republish, clean-up of its revisions), waiting for it.
-    func lockIssue(editionID: Int, date: IssueDate) throws -> FileLock {
-        try FileLock.acquire(lockPath(editionID: editionID, date: date))
+    func lockIssue(editionID: Int, date: IssueDate) async throws -> FileLock {
+        try await FileLock.acquire(lockPath(editionID: editionID, date: date), executor: executor)
     }
 
     // MARK: Serving
@@ -249,7 +252,7 @@ public struct EditionsDirectory: Sendable {
     public func cleanUp(registry: any IssueRegistry, logger: Logger? = nil) async throws -> CleanupReport {
         let stored = try await registry.storedRevisions()
         let directory = self
-        var report = try await Blocking.run { try directory.sweep(stored: stored) }
+        var report = try await executor.run { try directory.sweep(stored: stored) }
         // Candidates are rare (crashes, replaced revisions): lock each issue, re-read the database, remove.
         let candidates = report.revisionFolders
         report.revisionFolders = []
@@ -266,7 +269,7 @@ public struct EditionsDirectory: Sendable {
                 Self.revisionFolder(editionID: $0.editionID, date: $0.date, revision: $0.revision)
             })
             for (candidate, lock) in locks where !fresh.contains(candidate) {
-                try await Blocking.run { try FS.removeTree(directory.absolute(candidate)) }
+                try await executor.run { try FS.removeTree(directory.absolute(candidate)) }
                 _ = rmdir(absolute(FS.parentPath(candidate)))   // the date folder, when now empty
                 report.revisionFolders.append(candidate)
                 lock.unlock()

@@ -85,14 +85,15 @@ public struct IssuePublisher: Sendable {
         let reporter = ProgressReporter(started: started, callback: progress)
 
         // 1. Check everything; nothing is written yet.
-        let (manifest, files) = try await Blocking.run {
+        let directory = self.directory
+        let executor = directory.executor
+        let (manifest, files) = try await executor.run {
             try Self.check(folder: folder, editionID: editionID, date: date, limits: limits, reporter: reporter)
         }
         let totalBytes = files.reduce(0) { $0 + $1.size }
 
         // 2. Under the issue's lock: stage, bundle, rename into place, commit.
-        let directory = self.directory
-        let lock = try await Blocking.run { try directory.lockIssue(editionID: editionID, date: date) }
+        let lock = try await directory.lockIssue(editionID: editionID, date: date)
         defer { lock.unlock() }
         var revision = try await registry.nextRevision(editionID: editionID, date: date)
         revision = max(revision, Self.highestRevisionOnDisk(directory: directory, editionID: editionID, date: date) + 1)
@@ -101,10 +102,9 @@ public struct IssuePublisher: Sendable {
         let bundlePages = manifest.pages.map { BundleManifest.Page(number: $0.number, section: $0.section) }
         let options = bundleOptions
         let revisionPath = EditionsDirectory.revisionFolder(editionID: editionID, date: date, revision: revision)
-        let built = try await Blocking.run {
-            try Self.stage(files: files, totalBytes: totalBytes, directory: directory, header: header, pages: bundlePages,
-                           revisionPath: revisionPath, limits: limits, options: options, reporter: reporter)
-        }
+        let built = try await Self.stage(files: files, totalBytes: totalBytes, directory: directory, header: header,
+                                         pages: bundlePages, revisionPath: revisionPath, limits: limits, options: options,
+                                         reporter: reporter)
         let bundle = BundleInfo(path: EditionsDirectory.bundlePath(editionID: editionID, date: date, revision: revision),
                                 size: built.size, sha256: built.sha256)
         reporter.report(.committing, files: files.count, of: files.count, bytes: totalBytes, of: totalBytes, force: true)
@@ -120,14 +120,14 @@ public struct IssuePublisher: Sendable {
                                                        bundle: bundle, at: clock.now)
         } catch {
             // Not recorded: the renamed folder must not stay.
-            try? await Blocking.run { try FS.removeTree(directory.absolute(revisionPath)) }
+            _ = try? await executor.run { try FS.removeTree(directory.absolute(revisionPath)) }
             throw error
         }
         // 3. The old revision goes; open downloads keep their descriptors.
         if let replaced, replaced != revision {
             let old = EditionsDirectory.revisionFolder(editionID: editionID, date: date, revision: replaced)
             do {
-                try await Blocking.run { try FS.removeTree(directory.absolute(old)) }
+                try await executor.run { try FS.removeTree(directory.absolute(old)) }
             } catch {
                 logger.warning("could not remove a replaced revision; start-up clean-up will", metadata: [
                     "folder": .string(old), "error": .string("\(error)")])
@@ -149,8 +149,7 @@ public struct IssuePublisher: Sendable {
     /// was no visible issue. Takes the issue's lock, so it never interleaves with a publish of the same
     /// issue by this or another process (on this or another machine sharing the editions directory).
     public func withdraw(editionID: Int, date: IssueDate) async throws -> Bool {
-        let directory = self.directory
-        let lock = try await Blocking.run { try directory.lockIssue(editionID: editionID, date: date) }
+        let lock = try await directory.lockIssue(editionID: editionID, date: date)
         defer { lock.unlock() }
         let withdrawn = try await registry.withdrawIssue(editionID: editionID, date: date, at: clock.now)
         if withdrawn {
@@ -251,76 +250,90 @@ public struct IssuePublisher: Sendable {
     /// fsyncs it all and renames the folder to `revisionPath`. On any failure the staging folder is removed.
     static func stage(files: [CheckedFile], totalBytes: Int64, directory: EditionsDirectory,
                       header: BundleManifest.Header, pages: [BundleManifest.Page], revisionPath: String,
-                      limits: PublishLimits, options: BundleOptions, reporter: ProgressReporter) throws -> BuiltBundle {
+                      limits: PublishLimits, options: BundleOptions, reporter: ProgressReporter) async throws -> BuiltBundle {
+        let executor = directory.executor
         let name = "\(header.editionID)-\(header.date)-r\(header.revision)-\(FS.randomSuffix())"
         // Locked from before it is visible until this function returns: start-up clean-up elsewhere skips it.
-        let (staging, stagingLock) = try directory.makeLockedStagingFolder(name, mode: 0o755)
+        let (staging, stagingLock) = try await executor.run { try directory.makeLockedStagingFolder(name, mode: 0o755) }
         do {
-            defer { stagingLock.unlock() }
-            for kind in PageFileKind.allCases {
-                guard mkdir(staging + "/" + kind.folder, 0o755) == 0 else { throw SystemError("mkdir", staging + "/" + kind.folder) }
-            }
-            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
-            defer { buffer.deallocate() }
-            var copied: Int64 = 0
-            var bases: [String: OpenFile] = [:]
-            for (index, file) in files.enumerated() {
-                let relative = file.source
-                let base = try bases[file.folder] ?? FS.openDirectory(file.folder)
-                bases[file.folder] = base
-                let source = try FS.openBeneath(base, relative)
-                guard Int64(try source.status().st_size) == file.size else {
-                    throw PublishRejected(file: relative, page: file.page, "changed while it was being published; publish again")
-                }
-                let target = try FS.open("\(staging)/\(file.target)", O_RDWR | O_CREAT | O_EXCL, mode: 0o644)
-                var offset: Int64 = 0
-                while offset < file.size {
-                    let want = Int(min(Int64(buffer.count), file.size - offset))
-                    let n = try source.read(into: buffer.baseAddress!, count: want, at: offset)
-                    guard n == want else {
-                        throw PublishRejected(file: relative, page: file.page, "changed while it was being published; publish again")
-                    }
-                    try target.write(UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
-                    offset += Int64(n)
-                    copied += Int64(n)
-                    reporter.report(.copying, files: index, of: files.count, bytes: copied, of: totalBytes)
-                }
-                // The copy is what will be served: check it again, by content.
-                switch file.kind {
-                case .pdf:
-                    if let issue = try ContentCheck.checkPDF(target, size: file.size) {
-                        throw PublishRejected(file: relative, page: file.page, issue)
-                    }
-                case .jpg, .jpgA:
-                    if case .failure(let issue) = try ContentCheck.checkJPEG(target, size: file.size,
-                                                                             maxSide: limits.maxImageSide) {
-                        throw PublishRejected(file: relative, page: file.page, issue.message)
-                    }
-                }
-                if options.sync { try target.sync() }
+            let copied = try await executor.run {
+                try copy(files, into: staging, totalBytes: totalBytes, limits: limits, sync: options.sync, reporter: reporter)
             }
             reporter.report(.bundling, files: files.count, of: files.count, bytes: copied, of: totalBytes, force: true)
-            let built = try BundleBuilder.build(
+            let built = try await BundleBuilder.build(
                 manifest: BundleManifest.xml(header: header, pages: pages),
                 entries: BundleManifest.entries(pages: pages, folder: staging),
                 date: header.date, to: staging + "/" + EditionsDirectory.bundleName(editionID: header.editionID, date: header.date),
-                options: options)
-            if options.sync {
-                for kind in PageFileKind.allCases { try FS.syncDirectory(staging + "/" + kind.folder) }
-                try FS.syncDirectory(staging)
+                options: options, executor: executor)
+            try await executor.run {
+                if options.sync {
+                    for kind in PageFileKind.allCases { try FS.syncDirectory(staging + "/" + kind.folder) }
+                    try FS.syncDirectory(staging)
+                }
+                let target = directory.absolute(revisionPath)
+                try FS.makeDirectories(FS.parentPath(target))
+                try FS.rename(staging, target)
+                if options.sync {
+                    try FS.syncDirectory(FS.parentPath(target))
+                    try FS.syncDirectory(directory.stagingRoot)
+                }
             }
-            let target = directory.absolute(revisionPath)
-            try FS.makeDirectories(FS.parentPath(target))
-            try FS.rename(staging, target)
-            if options.sync {
-                try FS.syncDirectory(FS.parentPath(target))
-                try FS.syncDirectory(directory.stagingRoot)
-            }
+            stagingLock.unlock()
             return built
         } catch {
-            try? FS.removeTree(staging)
+            stagingLock.unlock()
+            _ = try? await executor.run { try FS.removeTree(staging) }
             throw error
         }
+    }
+
+    /// Copies the checked files into the staging folder's `pdf/`, `jpg/` and `jpgA/` and checks the copies
+    /// again, by content; returns the bytes copied. Blocking.
+    private static func copy(_ files: [CheckedFile], into staging: String, totalBytes: Int64, limits: PublishLimits,
+                             sync: Bool, reporter: ProgressReporter) throws -> Int64 {
+        for kind in PageFileKind.allCases {
+            guard mkdir(staging + "/" + kind.folder, 0o755) == 0 else { throw SystemError("mkdir", staging + "/" + kind.folder) }
+        }
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
+        defer { buffer.deallocate() }
+        var copied: Int64 = 0
+        var bases: [String: OpenFile] = [:]
+        for (index, file) in files.enumerated() {
+            let relative = file.source
+            let base = try bases[file.folder] ?? FS.openDirectory(file.folder)
+            bases[file.folder] = base
+            let source = try FS.openBeneath(base, relative)
+            guard Int64(try source.status().st_size) == file.size else {
+                throw PublishRejected(file: relative, page: file.page, "changed while it was being published; publish again")
+            }
+            let target = try FS.open("\(staging)/\(file.target)", O_RDWR | O_CREAT | O_EXCL, mode: 0o644)
+            var offset: Int64 = 0
+            while offset < file.size {
+                let want = Int(min(Int64(buffer.count), file.size - offset))
+                let n = try source.read(into: buffer.baseAddress!, count: want, at: offset)
+                guard n == want else {
+                    throw PublishRejected(file: relative, page: file.page, "changed while it was being published; publish again")
+                }
+                try target.write(UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
+                offset += Int64(n)
+                copied += Int64(n)
+                reporter.report(.copying, files: index, of: files.count, bytes: copied, of: totalBytes)
+            }
+            // The copy is what will be served: check it again, by content.
+            switch file.kind {
+            case .pdf:
+                if let issue = try ContentCheck.checkPDF(target, size: file.size) {
+                    throw PublishRejected(file: relative, page: file.page, issue)
+                }
+            case .jpg, .jpgA:
+                if case .failure(let issue) = try ContentCheck.checkJPEG(target, size: file.size,
+                                                                         maxSide: limits.maxImageSide) {
+                    throw PublishRejected(file: relative, page: file.page, issue.message)
+                }
+            }
+            if sync { try target.sync() }
+        }
+        return copied
     }
 
     /// The highest `r<N>` folder of the issue on disk (0 when none): a folder left by a publish that was
@@ -346,7 +359,7 @@ final class ProgressReporter: @unchecked Sendable {
         self.started = started; self.callback = callback
     }
 
-    /// Called from one thread at a time (the publish's worker).
+    /// Called from one thread at a time (the publish's jobs run one after another).
     func report(_ phase: PublishProgress.Phase, files: Int, of filesTotal: Int, bytes: Int64, of bytesTotal: Int64,
                 force: Bool = false) {
         guard let callback else { return }

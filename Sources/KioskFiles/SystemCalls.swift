@@ -4,7 +4,6 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Dispatch
 
 /// A failed system call: which call, on what, and the `errno` text.
 public struct SystemError: Error, Sendable, CustomStringConvertible {
@@ -221,50 +220,5 @@ package enum FS {
         var spec = timespec()
         clock_gettime(CLOCK_MONOTONIC, &spec)
         return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
-    }
-}
-
-/// An advisory lock (`flock`) on a lock file: excludes other processes and other open descriptions
-/// in this one. Released when the value is released or on `unlock()`.
-public final class FileLock: Sendable {
-    private let file: OpenFile
-
-    private init(file: OpenFile) { self.file = file }
-
-    /// Takes the lock on `path` (created if missing), waiting for it. Blocks the calling thread:
-    /// call through `Blocking.run` from async code.
-    public static func acquire(_ path: String) throws -> FileLock {
-        let file = try FS.open(path, O_RDWR | O_CREAT, mode: 0o644)
-        while flock(file.fd, LOCK_EX) != 0 {
-            if errno == EINTR { continue }
-            throw SystemError("flock", path)
-        }
-        return FileLock(file: file)
-    }
-
-    /// Takes the lock if nobody holds it; nil when it is held.
-    public static func tryAcquire(_ path: String) throws -> FileLock? {
-        let file = try FS.open(path, O_RDWR | O_CREAT, mode: 0o644)
-        return try tryLock(file)
-    }
-
-    /// Locks an already open file or directory without waiting; nil when it is held.
-    package static func tryLock(_ file: OpenFile) throws -> FileLock? {
-        if flock(file.fd, LOCK_EX | LOCK_NB) == 0 { return FileLock(file: file) }
-        if errno == EWOULDBLOCK { return nil }
-        throw SystemError("flock", file.path)
-    }
-
-    public func unlock() { _ = flock(file.fd, LOCK_UN) }
-}
-
-/// Runs blocking file work on a Dispatch thread so it never stalls Swift's cooperative pool.
-public enum Blocking {
-    private static let queue = DispatchQueue(label: "kiosk.editions.blocking", qos: .utility, attributes: .concurrent)
-
-    public static func run<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            queue.async { continuation.resume(with: Result(catching: work)) }
-        }
     }
 }

@@ -9,20 +9,20 @@ import Testing
     let day = TestEnvironment.day
 
     /// Writes `files` (name -> bytes) under a folder and builds a bundle of them in that order.
-    func build(_ files: [(String, [UInt8])], options: BundleOptions) throws -> (zip: String, folder: String, built: BuiltBundle, temp: TemporaryFolder) {
+    func build(_ files: [(String, [UInt8])], options: BundleOptions) async throws -> (zip: String, folder: String, built: BuiltBundle, temp: TemporaryFolder) {
         let temp = TemporaryFolder()
         let folder = temp.sub("src")
-        var entries: [BundleEntry] = []
+        var entries: [ZipEntry] = []
         for (name, bytes) in files {
             let path = folder + "/" + name
             try FileManager.default.createDirectory(atPath: FS.parentPath(path), withIntermediateDirectories: true)
             try Data(bytes).write(to: URL(fileURLWithPath: path))
-            entries.append(BundleEntry(name: name, source: path, alwaysStore: name.hasSuffix(".jpg")))
+            entries.append(ZipEntry(name: name, source: path, alwaysStore: name.hasSuffix(".jpg")))
         }
         let zip = temp.path + "/out.zip"
         let header = BundleManifest.Header(editionID: 1, publicationName: "El Punt Avui", editionName: "Nacional", date: day, revision: 1)
         let manifest = BundleManifest.xml(header: header, pages: (1...20).map { BundleManifest.Page(number: $0, section: Section(id: 1, name: "Portada")) })
-        let built = try BundleBuilder.build(manifest: manifest, entries: entries, date: day, to: zip, options: options)
+        let built = try await BundleBuilder.build(manifest: manifest, entries: entries, date: day, to: zip, options: options)
         return (zip, folder, built, temp)
     }
 
@@ -33,7 +33,7 @@ import Testing
         return try pythonCheck(zip: zip, against: folder)
     }
 
-    @Test func deflatesOnlyWhereItPays() throws {
+    @Test func deflatesOnlyWhereItPays() async throws {
         var noise = Noise(seed: 7)
         let textPDF = Fixtures.pdf(text: 50_000)
         let imagePDF = Fixtures.pdf(text: 200, binary: 80_000)
@@ -47,7 +47,7 @@ import Testing
             ("jpgA/002.jpg", Fixtures.jpeg(body: 300_000, seed: 3)), ("pdf/004.pdf", Fixtures.pdf(text: 200, binary: 200_000)),
             ("pdf/005.pdf", Fixtures.pdf(text: 900_000)),
         ]
-        let result = try build(files, options: BundleOptions(sync: false))
+        let result = try await build(files, options: BundleOptions(sync: false))
         let methods = try acceptedByUnzipAndPython(result.zip, folder: result.folder)
         #expect(methods == ["edicio.xml": 8, "pdf/001.pdf": 8, "pdf/002.pdf": 0, "pdf/003.pdf": 8,
                             "jpg/001.jpg": 0, "jpgA/001.jpg": 0, "empty.bin": 0,
@@ -60,7 +60,7 @@ import Testing
         #expect(readFile(result.zip).occurrences(of: [0x50, 0x4B, 0x07, 0x08]) == 0)
     }
 
-    @Test func streamsLargeEntriesWithDataDescriptors() throws {
+    @Test func streamsLargeEntriesWithDataDescriptors() async throws {
         var noise = Noise(seed: 9)
         let files: [(String, [UInt8])] = [
             ("pdf/001.pdf", Fixtures.pdf(text: 600_000)),                       // deflated, streamed
@@ -69,7 +69,7 @@ import Testing
             ("jpg/001.jpg", Array(noise.bytes(10))),                            // small, buffered
         ]
         let options = BundleOptions(probeBytes: 16 << 10, bufferLimit: 64 << 10, sync: false)
-        let result = try build(files, options: options)
+        let result = try await build(files, options: options)
         let methods = try acceptedByUnzipAndPython(result.zip, folder: result.folder)
         #expect(methods["pdf/001.pdf"] == 8)
         #expect(methods["pdf/002.pdf"] == 0)
@@ -84,7 +84,7 @@ import Testing
     /// Entries read whole are deflated by libdeflate, larger ones streamed through zlib, in one bundle:
     /// every entry reads back byte for byte with Python's `zipfile` and with `unzip -p`, and what is
     /// deflated saves at least `minimumSaving`.
-    @Test func libdeflateAndStreamedZlibEntriesReadBackExactly() throws {
+    @Test func libdeflateAndStreamedZlibEntriesReadBackExactly() async throws {
         var noise = Noise(seed: 11)
         let limit = 64 << 10
         let files: [(String, [UInt8])] = [
@@ -100,7 +100,7 @@ import Testing
             ("jpg/001.jpg", Fixtures.jpeg(body: 5_000)),                        // whole, JPEG: stored
         ]
         let options = BundleOptions(probeBytes: 16 << 10, bufferLimit: limit, sync: false)
-        let result = try build(files, options: options)
+        let result = try await build(files, options: options)
         let methods = try acceptedByUnzipAndPython(result.zip, folder: result.folder)
         #expect(methods == ["edicio.xml": 8, "pdf/001.pdf": 8, "pdf/002.pdf": 0, "pdf/003.pdf": 0, "pdf/004.pdf": 8,
                             "pdf/005.pdf": 0, "pdf/006.pdf": 8, "pdf/007.pdf": 0, "jpgA/001.jpg": 0, "jpg/001.jpg": 0])
@@ -123,13 +123,13 @@ import Testing
 
     /// The compressed-size cap follows `pays`, and odd `minimumSaving` values neither overflow it nor
     /// lose bytes: negative ones deflate even what grows, NaN stores everything.
-    @Test func oddMinimumSavingsAreClamped() throws {
+    @Test func oddMinimumSavingsAreClamped() async throws {
         func capacity(_ original: Int, _ saving: Double, limit: Int = 10_000) -> Int {
-            BundleBuilder.payingCapacity(original, options: BundleOptions(minimumSaving: saving), limit: limit)
+            ZipOptions(minimumSaving: saving).payingCapacity(original, limit: limit)
         }
         #expect(capacity(1_000, 0.05) == 950)
         #expect(capacity(999, 0.05) == 949)                 // 949.05: a size of 950 would not pay
-        #expect(BundleBuilder.pays(999, 949, options: BundleOptions()) && !BundleBuilder.pays(999, 950, options: BundleOptions()))
+        #expect(ZipOptions().pays(999, 949) && !ZipOptions().pays(999, 950))
         #expect(capacity(1_000, 0) == 1_000)
         #expect(capacity(1_000, 1) == 0 && capacity(1_000, 2) == 0)
         #expect(capacity(1_000, -0.5) == 1_500)
@@ -142,7 +142,7 @@ import Testing
             ("pdf/003.pdf", noise.bytes(100_000)),      // streamed
         ]
         for saving in [-1.0, -Double.infinity, Double.nan] {
-            let result = try build(files, options: BundleOptions(minimumSaving: saving, bufferLimit: 64 << 10, sync: false))
+            let result = try await build(files, options: BundleOptions(minimumSaving: saving, bufferLimit: 64 << 10, sync: false))
             let methods = try acceptedByUnzipAndPython(result.zip, folder: result.folder)
             let expected = saving.isNaN ? 0 : 8
             #expect(methods == ["edicio.xml": expected, "pdf/001.pdf": expected, "pdf/002.pdf": expected, "pdf/003.pdf": expected],
@@ -150,13 +150,13 @@ import Testing
         }
     }
 
-    @Test func forcedZIP64IsAcceptedByUnzipAndPython() throws {
+    @Test func forcedZIP64IsAcceptedByUnzipAndPython() async throws {
         for bufferLimit in [4 << 20, 64 << 10] {    // buffered entries, then streamed ones
             let files: [(String, [UInt8])] = [
                 ("pdf/001.pdf", Fixtures.pdf(text: 200_000)), ("pdf/002.pdf", Fixtures.pdf(text: 100, binary: 100_000)),
                 ("jpg/001.jpg", Fixtures.jpeg(body: 100_000)),
             ]
-            let result = try build(files, options: BundleOptions(bufferLimit: bufferLimit, forceZIP64: true, sync: false))
+            let result = try await build(files, options: BundleOptions(bufferLimit: bufferLimit, forceZIP64: true, sync: false))
             let bytes = readFile(result.zip)
             #expect(bytes.occurrences(of: [0x50, 0x4B, 0x06, 0x06]) == 1, "ZIP64 end record")
             #expect(bytes.occurrences(of: [0x50, 0x4B, 0x06, 0x07]) == 1, "ZIP64 locator")
@@ -174,13 +174,13 @@ import Testing
         }
     }
 
-    @Test func moreThan65535EntriesGetZIP64EndRecords() throws {
+    @Test func moreThan65535EntriesGetZIP64EndRecords() async throws {
         let temp = TemporaryFolder()
         let source = temp.path + "/page.jpg"
         try Data(Fixtures.jpeg(body: 10)).write(to: URL(fileURLWithPath: source))
-        let entries = (1...65_536).map { BundleEntry(name: String(format: "jpg/%05d.jpg", $0), source: source, alwaysStore: true) }
+        let entries = (1...65_536).map { ZipEntry(name: String(format: "jpg/%05d.jpg", $0), source: source, alwaysStore: true) }
         let zip = temp.path + "/many.zip"
-        let built = try BundleBuilder.build(manifest: Array("<edicio/>".utf8), entries: entries, date: day, to: zip,
+        let built = try await BundleBuilder.build(manifest: Array("<edicio/>".utf8), entries: entries, date: day, to: zip,
                                             options: BundleOptions(sync: false))
         #expect(built.storedEntries == 65_537 && built.deflatedEntries == 0)
         let bytes = readFile(zip)
@@ -197,14 +197,14 @@ import Testing
     }
 
     /// A 4 GiB sparse file (zeros, read at memory speed): the entry is streamed with ZIP64 sizes.
-    @Test func anEntryOver4GiBGetsZIP64Sizes() throws {
+    @Test func anEntryOver4GiBGetsZIP64Sizes() async throws {
         let temp = TemporaryFolder()
         let source = temp.path + "/big.pdf"
         let size: Int64 = (1 << 32) + 4_096
         let file = try FS.open(source, O_WRONLY | O_CREAT | O_EXCL, mode: 0o644)
         guard ftruncate(file.fd, off_t(size)) == 0 else { throw CheckFailure("ftruncate: \(errno)") }
         let zip = temp.path + "/big.zip"
-        let built = try BundleBuilder.build(manifest: Array("<edicio/>".utf8), entries: [BundleEntry(name: "pdf/001.pdf", source: source, alwaysStore: false)],
+        let built = try await BundleBuilder.build(manifest: Array("<edicio/>".utf8), entries: [ZipEntry(name: "pdf/001.pdf", source: source, alwaysStore: false)],
                                             date: day, to: zip, options: BundleOptions(sync: false))
         #expect(built.deflatedEntries == 1 && built.storedEntries == 1)
         #expect(try run(["unzip", "-tq", zip]).output.contains("No errors detected"))
@@ -216,10 +216,10 @@ import Testing
         #expect(python.output.trimmingCharacters(in: .whitespacesAndNewlines) == "\(size) 8 True", "\(python.error)")
     }
 
-    @Test func theSameIssueGivesTheSameBytes() throws {
+    @Test func theSameIssueGivesTheSameBytes() async throws {
         let files: [(String, [UInt8])] = [("pdf/001.pdf", Fixtures.pdf(text: 20_000)), ("jpg/001.jpg", Fixtures.jpeg())]
-        let a = try build(files, options: BundleOptions(sync: false))
-        let b = try build(files, options: BundleOptions(sync: false))
+        let a = try await build(files, options: BundleOptions(sync: false))
+        let b = try await build(files, options: BundleOptions(sync: false))
         #expect(a.built.sha256 == b.built.sha256)
     }
 
@@ -256,34 +256,34 @@ import Testing
         #expect(names.filter { $0.contains(".tmp-") }.isEmpty)
     }
 
-    @Test func manyWorkersKeepEntryOrderAndBytes() throws {
+    @Test func manyWorkersKeepEntryOrderAndBytes() async throws {
         // Distinct entries of equal size: a swapped pair would keep the size and change the hash.
         let files = (1...60).map { number in
             ("pdf/\(number).pdf", (0..<30_000).map { UInt8(truncatingIfNeeded: ($0 &* 31 &+ number) % 97) })
         }
-        let first = try build(files, options: BundleOptions(sync: false, workers: 1))
+        let first = try await build(files, options: BundleOptions(sync: false, workers: 1))
         for _ in 0..<15 {
-            let again = try build(files, options: BundleOptions(sync: false, workers: 8))
+            let again = try await build(files, options: BundleOptions(sync: false, workers: 8))
             #expect(again.built.sha256 == first.built.sha256)
         }
         _ = try acceptedByUnzipAndPython(first.zip, folder: first.folder)
     }
 
     @Test(arguments: [1, 2, 4])
-    func aFileMissingMidwayFailsTheBuildAndLeavesNothing(workers: Int) throws {
+    func aFileMissingMidwayFailsTheBuildAndLeavesNothing(workers: Int) async throws {
         let temp = TemporaryFolder()
-        var entries: [BundleEntry] = []
+        var entries: [ZipEntry] = []
         for number in 1...30 {
             let path = temp.sub("src") + "/pdf/\(number).pdf"
             try FileManager.default.createDirectory(atPath: FS.parentPath(path), withIntermediateDirectories: true)
             if number != 17 {   // the 17th is missing: a worker fails while others are ahead and the writer behind
                 try Data((0..<50_000).map { UInt8(truncatingIfNeeded: $0 % 7) }).write(to: URL(fileURLWithPath: path))
             }
-            entries.append(BundleEntry(name: "pdf/\(number).pdf", source: path, alwaysStore: false))
+            entries.append(ZipEntry(name: "pdf/\(number).pdf", source: path, alwaysStore: false))
         }
         let zip = temp.path + "/out.zip"
-        #expect(throws: SystemError.self) {
-            try BundleBuilder.build(manifest: Array("<edicio/>".utf8), entries: entries, date: day, to: zip,
+        await #expect(throws: SystemError.self) {
+            try await BundleBuilder.build(manifest: Array("<edicio/>".utf8), entries: entries, date: day, to: zip,
                                     options: BundleOptions(workers: workers))
         }
         let left = try FileManager.default.contentsOfDirectory(atPath: temp.path)
@@ -311,5 +311,52 @@ extension Array where Element == UInt8 {
             if self[start..<(start + pattern.count)].elementsEqual(pattern) { found += 1 }
         }
         return found
+    }
+}
+
+/// The blocking executor is bounded: work waiting for a lock or for other work must never hold one of
+/// its threads, or a few waiters would starve the holder. One thread must be enough for everything.
+@Suite struct BlockingExecutorTests {
+    @Test func oneThreadServesConcurrentPublishesOfOneIssueAndTheirBundles() async throws {
+        let env = try await TestEnvironment()
+        let narrow = try EditionsDirectory(path: env.directory.root, executor: BlockingExecutor(threads: 1))
+        let store = env.store
+        let publisher = IssuePublisher(directory: narrow, registry: store, bundleOptions: BundleOptions(sync: false, workers: 4),
+                                       publicationName: { try await store.publicationName(id: $0) })
+        let folder = try Fixtures.writeFolder(env.temp.sub("in"), pages: Fixtures.pages(6))
+        let finished = LockedFlag()
+        let watchdog = Task {
+            try await Task.sleep(for: .seconds(60))
+            #expect(finished.isSet, "publishes on a one-thread executor did not finish within 60 s (deadlock)")
+        }
+        // Four publishes of one issue queue on its lock; four of another edition run beside them.
+        let results = try await withThrowingTaskGroup(of: PublishResult.self) { group in
+            for index in 0..<8 {
+                group.addTask { try await publisher.publish(editionID: 1 + index % 2, date: TestEnvironment.day, from: folder) }
+            }
+            return try await group.reduce(into: [PublishResult]()) { $0.append($1) }
+        }
+        finished.set()
+        watchdog.cancel()
+        #expect(Set(results.map { "\($0.editionID)/r\($0.revision)" }) == ["1/r1", "1/r2", "1/r3", "1/r4", "2/r1", "2/r2", "2/r3", "2/r4"])
+        // Missing bundles of both issues, asked for at once through a service on the same narrow executor.
+        let service = BundleService(directory: narrow, registry: store, options: BundleOptions(sync: false, workers: 4))
+        var missing: [IssueContents] = []
+        for edition in [1, 2] {
+            let issue = try #require(try await store.issueContents(editionID: edition, date: TestEnvironment.day))
+            try FileManager.default.removeItem(atPath: narrow.absolute(try #require(issue.bundle).path))
+            missing.append(issue)
+        }
+        let contents = missing
+        let offered = [env.offered, OfferedEdition(
+            line: TariffLine(appKey: "app", editionID: 2, order: 2, access: .free),
+            edition: Edition(id: 2, publicationID: 1, name: "Comarques Gironines", createdOn: IssueDate("2010-03-01")!),
+            publicationName: "El Punt Avui")]
+        let built = try await withThrowingTaskGroup(of: BundleInfo.self) { group in
+            for index in 0..<10 { group.addTask { try await service.bundle(for: contents[index % 2], offered: offered[index % 2]) } }
+            return try await group.reduce(into: Set<BundleInfo>()) { $0.insert($1) }
+        }
+        #expect(built == Set(contents.compactMap(\.bundle)), "rebuilt bundles are the published bytes")
+        #expect(await service.buildCount == 2)
     }
 }

@@ -79,7 +79,7 @@ import Testing
     @Test func cleanUpSkipsAnIssueBeingPublished() async throws {
         let env = try await TestEnvironment()
         try FileManager.default.createDirectory(atPath: env.directory.absolute("1/2025-06-30/r1"), withIntermediateDirectories: true)
-        let lock = try env.directory.lockIssue(editionID: 1, date: day)
+        let lock = try await env.directory.lockIssue(editionID: 1, date: day)
         #expect(try await env.directory.cleanUp(registry: env.store).revisionFolders.isEmpty)
         #expect(FileManager.default.fileExists(atPath: env.directory.absolute("1/2025-06-30/r1")))
         lock.unlock()

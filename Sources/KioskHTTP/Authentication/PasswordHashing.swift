@@ -5,22 +5,24 @@ import NIOPosix
 import KioskConfig
 import KioskFiles
 
-/// bcrypt hashing, and checking of bcrypt and the 2012 system's hashes, off the event loops (on NIO's
-/// blocking thread pool).
+/// bcrypt hashing, and checking of bcrypt and the 2012 system's hashes, off the event loops (on the
+/// blocking executor).
 ///
 /// Checks pass through `gate`: a flood of distinct wrong passwords (each one a cache miss and a full
 /// bcrypt) waits its turn instead of taking every pool thread from file delivery and the database.
 package struct PasswordHashing: PasswordHasher {
     package static let defaultCost: UInt8 = 11
 
-    package init() {}
-    /// Process-wide, like the thread pool it protects: half the processors (at least one) verify at once.
+    private let executor: BlockingExecutor
+
+    package init(executor: BlockingExecutor = .shared) { self.executor = executor }
+    /// Process-wide, like the executor it protects: half the processors (at least one) verify at once.
     package static let gate = ConcurrencyGate(limit: max(1, System.coreCount / 2))
 
     package func verify(_ password: String, against hash: String?) async -> Bool {
         let stored = hash.flatMap(StoredPasswordHash.init)
         return await Self.gate.run {
-            (try? await NIOThreadPool.singleton.runIfActive { Self.check(password, against: stored) }) ?? false
+            (try? await executor.run { Self.check(password, against: stored) }) ?? false
         }
     }
 
@@ -39,7 +41,7 @@ package struct PasswordHashing: PasswordHasher {
     }
 
     package func hash(_ password: String, cost: UInt8) async throws -> String {
-        try await NIOThreadPool.singleton.runIfActive { Bcrypt.hash(password, cost: cost) }
+        try await executor.run { Bcrypt.hash(password, cost: cost) }
     }
 
     /// A bcrypt hash, at the default cost, of a random password nobody knows; made once, at first use.

@@ -4,7 +4,7 @@ import NIOCore
 import KioskConfig
 import KioskFiles
 
-/// One chunk buffer, filled on the event loop or the thread pool and then handed to the connection.
+/// One chunk buffer, filled on the event loop or the blocking executor and then handed to the connection.
 ///
 /// The box holds the only reference between uses, so a fill writes into the same storage unless the
 /// connection still holds the previous chunk (then `clear()` gives it fresh storage). Used by one

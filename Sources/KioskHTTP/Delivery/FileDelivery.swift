@@ -22,7 +22,6 @@ package struct FileDelivery: Sendable {
     /// Bytes read per step; each response holds two buffers of this size. 512 KiB measured best: 256 KiB
     /// costs single-client throughput (0.6-0.7x nginx), 1 MiB costs memory (+95 MiB with 50 downloads).
     package var chunkSize = 512 << 10
-    package var threadPool: NIOThreadPool = .singleton
     package var clock: any KioskClock = SystemClock()
 
     package init(directory: EditionsDirectory, links: SignedLinks) {
@@ -32,7 +31,7 @@ package struct FileDelivery: Sendable {
 
     /// - Parameter eventLoop: the connection's event loop; when given, cached chunks are read on it, which
     ///   also paces the response to the loop (see the body below). Without it, every chunk is read on
-    ///   the thread pool.
+    ///   the blocking executor.
     package func respond(to request: Request, eventLoop: (any EventLoop)? = nil) async throws -> Response {
         let relative: String
         switch links.verify(rawPath: request.uri.path, query: request.uri.query, now: clock.now) {
@@ -41,7 +40,7 @@ package struct FileDelivery: Sendable {
         case .expired: throw KioskHTTPError.gone("This link has expired; ask the app for a new one.")
         }
         let directory = self.directory
-        let opened: Result<EditionsDirectory.ServedFile, EditionsDirectory.ResolutionError> = try await threadPool.runIfActive {
+        let opened: Result<EditionsDirectory.ServedFile, EditionsDirectory.ResolutionError> = try await directory.executor.run {
             Result { () throws(EditionsDirectory.ResolutionError) in try directory.open(servable: relative) }
         }
         let file: EditionsDirectory.ServedFile
@@ -83,7 +82,7 @@ package struct FileDelivery: Sendable {
             return Response(status: status, headers: headers, body: ResponseBody())
         }
         let chunkSize = Int(min(Int64(self.chunkSize), length))
-        let pool = threadPool
+        let executor = directory.executor
         let body = ResponseBody(contentLength: Int(length)) { writer in
             // Two buffers per response, used in turn: by the time one comes round again the connection
             // has normally sent it, so its storage is refilled in place.
@@ -100,9 +99,9 @@ package struct FileDelivery: Sendable {
                 // loop runs its tasks in order, so by then it has also taken the previous chunk: a fast
                 // disk never queues a whole file behind a busy loop (NIO's outbound writer hands chunks
                 // over without waiting), and there is one thread hop per chunk. Anything not cached
-                // is read on the thread pool.
+                // is read on the blocking executor.
                 let cached = try await eventLoop?.submit { slot.fillIfCached(from: file.file, count: want, at: at) }.get() ?? false
-                if !cached { try await pool.runIfActive { try slot.fill(from: file.file, count: want, at: at) } }
+                if !cached { try await executor.run { try slot.fill(from: file.file, count: want, at: at) } }
                 offset += Int64(want)
                 try await writer.write(slot.buffer)
             }

@@ -32,12 +32,13 @@ package struct HealthController {
         let runtime = context.runtime
         let store = runtime.environment.service.store
         let editions = runtime.configuration.server.editions
+        let executor = runtime.delivery.directory.executor
         let timeout = self.timeout
         async let database = Self.bounded("database", timeout) {
             try await store.ping()
         }
         async let directory = Self.bounded("editions", timeout) {
-            try await NIOThreadPool.singleton.runIfActive { try Self.probeWritable(directory: editions) }
+            try await executor.run { try Self.probeWritable(directory: editions) }
         }
         // A runtime exists only for a configuration that loaded and validated (a bad reload keeps the old one).
         let configuration = Check(name: "configuration", failure: nil)

@@ -42,20 +42,21 @@ package struct PublishEndpoint: Sendable {
                                           closesConnection: !(await Self.drain(request.body)))
         }
         let directory = publisher.directory
-        let upload = try await Blocking.run { try directory.makeUploadFolder() }
+        let executor = directory.executor
+        let upload = try await executor.run { try directory.makeUploadFolder() }
         do {
             let (received, drained) = try await receive(request.body, into: upload)
             guard received <= maxUploadBytes else {
-                upload.remove()
+                await discard(upload)
                 throw KioskHTTPError.tooLarge("The upload is larger than the limit of \(maxUploadBytes) bytes.",
                                               closesConnection: !drained)
             }
             let limits = ArchiveExtractor.Limits(publish: publisher.limits)
             let folder: String
             do {
-                folder = try await Blocking.run { try ArchiveExtractor.extract(archive: upload.archivePath, into: upload.treePath, limits: limits) }
+                folder = try await executor.run { try ArchiveExtractor.extract(archive: upload.archivePath, into: upload.treePath, limits: limits) }
             } catch let rejected as PublishRejected {
-                upload.remove()
+                await discard(upload)
                 throw KioskHTTPError.refused(rejected, archive: true)
             }
             let logger = self.logger
@@ -63,24 +64,24 @@ package struct PublishEndpoint: Sendable {
             do {
                 result = try await publisher.publish(editionID: editionID, date: date, from: folder)
             } catch let rejected as PublishRejected {
-                upload.remove()
+                await discard(upload)
                 logger.notice("publish refused", metadata: ["publisher": .string(publisherName), "edition": .stringConvertible(editionID),
                                                             "date": .stringConvertible(date), "problems": .stringConvertible(rejected.problems.count)])
                 throw KioskHTTPError.refused(rejected, archive: false)
             }
-            upload.remove()
+            await discard(upload)
             logger.notice("published over HTTP", metadata: ["publisher": .string(publisherName), "edition": .stringConvertible(editionID),
                                                            "date": .stringConvertible(date), "revision": .stringConvertible(result.revision)])
             return try JSONResponse.response(.created, Summary(result))
         } catch let error as SystemError where error.isOutOfSpace {
-            upload.remove()
+            await discard(upload)
             logger.error("publish failed: the editions disk is full", metadata: ["error": .string(error.description)])
             throw KioskHTTPError.insufficientStorage(
                 "The server's editions disk is full (\(error.call) failed); nothing was published. Try again later.")
         } catch let error as KioskHTTPError {
             throw error
         } catch {
-            upload.remove()
+            await discard(upload)
             throw error
         }
     }
@@ -96,14 +97,19 @@ package struct PublishEndpoint: Sendable {
                                          Withdrawal(edition: editionID, date: date.description, withdrawn: withdrawn))
     }
 
-    /// Streams the body to the upload file in 1 MiB writes on the thread pool. Past the limit it stops
+    /// Removes an upload folder and what it holds.
+    private func discard(_ upload: EditionsDirectory.UploadFolder) async {
+        _ = try? await publisher.directory.executor.run { upload.remove() }
+    }
+
+    /// Streams the body to the upload file in 1 MiB writes on the blocking executor. Past the limit it stops
     /// writing and discards up to 8 MiB more; `drained` tells whether the body was read to its end.
     private func receive(_ body: RequestBody, into upload: EditionsDirectory.UploadFolder) async throws -> (Int64, drained: Bool) {
         var pending = ByteBufferAllocator().buffer(capacity: 1 << 20)
         var total: Int64 = 0
         func flush(_ buffer: ByteBuffer) async throws {
             guard buffer.readableBytes > 0 else { return }
-            try await NIOThreadPool.singleton.runIfActive {
+            try await publisher.directory.executor.run {
                 try buffer.withUnsafeReadableBytes { try upload.append($0) }
             }
         }
