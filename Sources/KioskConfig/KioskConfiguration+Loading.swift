@@ -23,19 +23,13 @@ extension KioskConfiguration {
         } catch {
             throw ConfigurationError(file: path, key: "", problem: "cannot be read (\(error.localizedDescription))")
         }
-        if let node = try? Yams.compose(yaml: text), let unknown = ConfigurationKeys.file.unknownKey(in: node) {
-            throw ConfigurationError(file: path, key: unknown, problem: "is not a known key (misspelt?)")
-        }
-        let configuration: KioskConfiguration
+        let file: Node
         do {
-            let decoder = YAMLDecoder()
-            configuration = try decoder.decode(KioskConfiguration.self, from: text,
-                                               userInfo: [:])
-        } catch let error as DecodingError {
-            throw ConfigurationError(decoding: error, file: path)
+            file = try Yams.compose(yaml: text) ?? Node.Mapping([]).node
         } catch {
             throw ConfigurationError(file: path, key: "", problem: "is not valid YAML: \(error)")
         }
+        let configuration = try ConfigurationFile.decode(file, path: path)
         try configuration.validate(file: path)
         return configuration
     }

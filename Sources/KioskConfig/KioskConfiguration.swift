@@ -4,7 +4,8 @@ import Yams
 
 /// The operator's configuration (`Config/kiosk.yaml`), as written in the file.
 ///
-/// Keys are snake_case in YAML. Relative paths are relative to the working directory.
+/// Keys are snake_case in YAML (`CodingKeys`); every key may be left out and keeps the default written
+/// here (`ConfigurationFile`). Relative paths are relative to the working directory.
 package struct KioskConfiguration: Codable, Sendable, Equatable {
     package enum CodingKeys: String, CodingKey {
         case server, limits, links, publishers, publications, apps, metrics
@@ -121,7 +122,7 @@ package struct KioskConfiguration: Codable, Sendable, Equatable {
     package struct PublicationEntry: Codable, Sendable, Equatable {
         package var id: Int
         package var name: String
-        package var editions: [EditionEntry] = []
+        @DefaultsToEmpty package var editions: [EditionEntry] = []
         package init(id: Int, name: String, editions: [EditionEntry] = []) { self.id = id; self.name = name; self.editions = editions }
     }
 
@@ -140,9 +141,9 @@ package struct KioskConfiguration: Codable, Sendable, Equatable {
 
         package var key: String
         package var name: String
-        package var demoQuota = 0
+        @DefaultsToEmpty package var demoQuota = 0
         package var webKiosk: WebKioskEntry?
-        package var lines: [LineEntry] = []
+        @DefaultsToEmpty package var lines: [LineEntry] = []
 
         package init(key: String, name: String, demoQuota: Int = 0, webKiosk: WebKioskEntry? = nil, lines: [LineEntry] = []) {
             self.key = key; self.name = name; self.demoQuota = demoQuota; self.webKiosk = webKiosk; self.lines = lines
@@ -152,11 +153,11 @@ package struct KioskConfiguration: Codable, Sendable, Equatable {
     package struct WebKioskEntry: Codable, Sendable, Equatable {
         package var baseURL: String
         /// Section name -> path, in the file's order (the first is the default unless `default_section` says).
-        package var sections = OrderedPaths()
+        @DefaultsToEmpty package var sections = OrderedPaths()
         /// Opened for an unknown or empty `seccioQ`.
         package var defaultSection: String?
         /// Section name -> other names the apps send for it.
-        package var aliases: [String: [String]] = [:]
+        @DefaultsToEmpty package var aliases: [String: [String]] = [:]
         package enum CodingKeys: String, CodingKey {
             case baseURL = "base_url", sections, aliases
             case defaultSection = "default_section"
@@ -169,7 +170,8 @@ package struct KioskConfiguration: Codable, Sendable, Equatable {
     }
 
     /// A YAML map of names to paths that keeps the file's order.
-    package struct OrderedPaths: Codable, Sendable, Equatable {
+    package struct OrderedPaths: EmptyConfigurationValue, Sendable {
+        package static var empty: OrderedPaths { OrderedPaths() }
         package struct Entry: Sendable, Equatable {
             package var name: String
             package var path: String

@@ -1,0 +1,56 @@
+import Foundation
+import Testing
+@testable import KioskConfig
+
+/// Every configuration key is declared once, in `KioskConfiguration`: a missing key keeps the default
+/// written there, and a key the type does not know is refused, at any depth.
+@Suite struct ConfigurationFileTests {
+    func load(_ yaml: String) throws -> KioskConfiguration {
+        let directory = temporaryDirectory()
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("kiosk.yaml").path
+        try yaml.write(toFile: path, atomically: true, encoding: .utf8)
+        return try KioskConfiguration.load(from: path)
+    }
+
+    func refusal(_ yaml: String) -> String? {
+        do { _ = try load(yaml); return nil } catch { return "\(error)" }
+    }
+
+    @Test func missingKeysKeepTheTypesDefaults() throws {
+        let empty = try load("{}")
+        #expect(empty == KioskConfiguration())
+        let some = try load("""
+            server: { port: 9000 }
+            publications: [{ id: 1, name: P }]
+            apps: [{ key: a, name: A, web_kiosk: { base_url: "https://a.example" } }]
+            """)
+        #expect(some.server.port == 9000 && some.server.host == KioskConfiguration().server.host)
+        #expect(some.server.rpcPaths == KioskConfiguration().server.rpcPaths)
+        #expect(some.publications[0].editions.isEmpty)
+        #expect(some.apps[0].demoQuota == 0 && some.apps[0].lines.isEmpty)
+        #expect(some.apps[0].webKiosk?.sections.entries.isEmpty == true && some.apps[0].webKiosk?.aliases.isEmpty == true)
+    }
+
+    @Test func unknownKeysAreRefusedWithTheirPath() {
+        #expect(refusal("server: { prot: 1 }")?.hasSuffix("server.prot: is not a known key (misspelt?)") == true)
+        #expect(refusal("limts: { max_body_bytes: 2048 }")?.hasSuffix("limts: is not a known key (misspelt?)") == true)
+        #expect(refusal("""
+            publications: [{ id: 1, name: P, editions: [{ id: 1, name: E, created: 2010-01-01, colour: red }] }]
+            """)?.hasSuffix("publications[0].editions[0].colour: is not a known key (misspelt?)") == true)
+        #expect(refusal("""
+            publications: [{ id: 1, name: P, editions: [{ id: 1, name: E, created: 2010-01-01 }] }]
+            apps: [{ key: a, name: A, lines: [{ edition: 1, order: 1, access: free, acces: free }] }]
+            """)?.hasSuffix("apps[0].lines[0].acces: is not a known key (misspelt?)") == true)
+        #expect(refusal("apps: [{ key: a, name: A, web_kiosk: { base_url: \"https://a\", bogus: 1 } }]")?
+            .hasSuffix("apps[0].web_kiosk.bogus: is not a known key (misspelt?)") == true)
+    }
+
+    @Test func optionalKeysMayBeLeftEmptyAndRequiredOnesAreNamed() throws {
+        let configuration = try load("server:\n  public_url:\n  port: 9001\nsecret_file:\n")
+        #expect(configuration.server.publicURL == nil && configuration.server.port == 9001)
+        #expect(refusal("apps: [{ kye: a, name: A }]")?.hasSuffix("apps[0].key: is required") == true)
+        #expect(refusal("links: { lifetime_seconds: soon }")?.contains("links.lifetime_seconds: expected Int") == true)
+    }
+}
