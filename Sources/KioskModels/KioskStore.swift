@@ -12,6 +12,11 @@ public protocol KioskStore: Sendable {
     func issues(editionID: Int, from date: IssueDate?, direction: ListingDirection, limit: Int) async throws -> [IssueSummary]
     /// A published issue's pages and bundle; nil when not published.
     func issueContents(editionID: Int, date: IssueDate) async throws -> IssueContents?
+    /// A number that changes, in the same transaction, with anything the catalogue reads above return
+    /// (publications, editions, apps, lines, issues, pages), whoever changes it: this process, the CLI or
+    /// another instance. Read it before the data it guards; an answer kept under one version is valid while
+    /// the store still gives that version.
+    func catalogueVersion() async throws -> Int64
     /// Makes the store's catalogue match the configuration; returns what changed, as lines a person reads.
     @discardableResult
     func syncCatalogue(_ catalogue: Catalogue, dryRun: Bool) async throws -> [String]

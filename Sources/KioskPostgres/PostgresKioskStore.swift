@@ -80,6 +80,10 @@ public final class PostgresKioskStore: KioskDatabase {
 
     // MARK: Catalogue
 
+    public func catalogueVersion() async throws -> Int64 {
+        try await read { [self] c in try await c.rows(Statements.CatalogueVersion(), logger: logger).first ?? 0 }
+    }
+
     public func app(key: String) async throws -> App? {
         try await read { [self] c in
             try await c.rows(Statements.App(key: key), logger: logger).first.map { App(key: $0.0, name: $0.1, demoQuota: $0.2) }

@@ -158,6 +158,20 @@ enum PostgresSchema {
                 PRIMARY KEY (day, app_key, identity_key))
             """,
         ]),
+        // As in SQLite (`Schema.swift`, v5): changes in the same transaction as anything catalogue answers show.
+        Migration(version: 2, name: "catalogue version", statements: [
+            "CREATE TABLE catalogue_version (id integer PRIMARY KEY CHECK (id = 1), version bigint NOT NULL)",
+            "INSERT INTO catalogue_version (id, version) VALUES (1, 1)",
+            """
+            CREATE FUNCTION kiosk_catalogue_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN UPDATE catalogue_version SET version = version + 1 WHERE id = 1; RETURN NULL; END $$
+            """,
+        ] + ["publications", "editions", "sections", "apps", "tariff_lines", "issues", "pages"].map { table in
+            """
+            CREATE TRIGGER \(table)_changes_catalogue AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON \(table)
+            FOR EACH STATEMENT EXECUTE FUNCTION kiosk_catalogue_changed()
+            """
+        }),
     ]
 
     /// Applies the migrations this database lacks; returns their versions.

@@ -29,6 +29,13 @@ enum Statements {
         SELECT i.date, \(PostgresKioskStore.coverColumn) FROM issues i WHERE i.edition_id = $1 AND i.withdrawn_at IS NULL
         """
 
+    struct CatalogueVersion: PreparedRead {
+        static let sql = "SELECT version FROM catalogue_version WHERE id = 1"
+        typealias Row = Int64
+        var arguments: [any PostgresThrowingDynamicTypeEncodable] { [] }
+        func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Int64.self) }
+    }
+
     struct App: PreparedRead {
         static let sql = "SELECT key, name, demo_quota FROM apps WHERE key = $1"
         typealias Row = (String, String, Int)

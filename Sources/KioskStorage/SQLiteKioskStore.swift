@@ -57,6 +57,10 @@ public final class SQLiteKioskStore: KioskDatabase {
 
     // MARK: Catalogue
 
+    public func catalogueVersion() async throws -> Int64 {
+        try read { db in try Int64.fetchOne(db.cachedStatement(sql: "SELECT version FROM catalogue_version WHERE id = 1")) ?? 0 }
+    }
+
     public func app(key: String) async throws -> App? {
         try read { db in
             try AppRecord.fetchOne(db.cachedStatement(sql: "SELECT key, name, demo_quota FROM apps WHERE key = ?"),

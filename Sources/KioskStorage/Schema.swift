@@ -184,6 +184,26 @@ public enum KioskSchema {
                 t.primaryKey(["day", "app_key", "identity_key"])
             }
         }
+        // `catalogue_version` changes in the same transaction as anything a catalogue answer shows, whoever
+        // writes it (this process, the CLI, another instance): answers cached under one version are valid
+        // exactly while it holds (`KioskStore.catalogueVersion`).
+        migrator.registerMigration("v5: catalogue version") { db in
+            try db.execute(sql: """
+                CREATE TABLE catalogue_version (id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL);
+                INSERT INTO catalogue_version (id, version) VALUES (1, 1);
+                """)
+            for table in Self.catalogueTables {
+                for event in ["INSERT", "UPDATE", "DELETE"] {
+                    try db.execute(sql: """
+                        CREATE TRIGGER \(table)_\(event.lowercased())_changes_catalogue AFTER \(event) ON \(table)
+                        BEGIN UPDATE catalogue_version SET version = version + 1 WHERE id = 1; END
+                        """)
+                }
+            }
+        }
         return migrator
     }
+
+    /// The tables catalogue answers (`getEdicions`, `getDarrersEdicio`, `getEdicio`'s contents) are read from.
+    static let catalogueTables = ["publications", "editions", "sections", "apps", "tariff_lines", "issues", "pages"]
 }

@@ -12,7 +12,7 @@ public struct StoreConformance: Sendable {
     public enum Check: String, CaseIterable, Sendable {
         case catalogueSync, catalogueLookups, editionListings, issueListings, issueContents, publishing
         case users, subscriptions, identities, importedIdentities, activity, downloads
-        case demoQuota, demoGrants, signInFailures, statistics
+        case demoQuota, demoGrants, signInFailures, statistics, catalogueVersion
     }
 
     let makeStore: StoreFactory
@@ -38,6 +38,7 @@ public struct StoreConformance: Sendable {
         case .demoGrants: try await demoGrants()
         case .signInFailures: try await signInFailures()
         case .statistics: try await statistics()
+        case .catalogueVersion: try await catalogueVersion()
         }
     }
 
@@ -284,5 +285,39 @@ public struct StoreConformance: Sendable {
         let current = TestIssues.bundle(edition: 1, date: day, revision: 3)
         try await store.setBundle(editionID: 1, date: day, revision: 3, bundle: current)
         #expect(try await store.issueContents(editionID: 1, date: day)?.bundle == current)
+    }
+
+    /// The version moves with every change catalogue answers show (sync, publish, withdraw, a bundle
+    /// recorded), and only with those: readers' traffic (downloads, identities, demos) leaves it alone.
+    func catalogueVersion() async throws {
+        let store = try await makeStore()
+        var last = try await store.catalogueVersion()
+        func changed(_ what: String, _ expected: Bool = true) async throws {
+            let now = try await store.catalogueVersion()
+            #expect((now != last) == expected, "\(what): version \(last) -> \(now)")
+            last = now
+        }
+        try await store.syncCatalogue(SampleCatalogue.catalogue, dryRun: false)
+        try await changed("first sync")
+        try await store.syncCatalogue(SampleCatalogue.catalogue, dryRun: false)
+        try await changed("a sync without changes", false)
+        var lowered = SampleCatalogue.catalogue
+        lowered.apps[0].demoQuota -= 1
+        try await store.syncCatalogue(lowered, dryRun: true)
+        try await changed("a dry run", false)
+        try await store.syncCatalogue(lowered, dryRun: false)
+        try await changed("a demo quota lowered")
+        let day = Self.date("2025-05-30")
+        _ = try await store.publishIssue(editionID: 1, date: day, revision: 1,
+                                         pages: TestIssues.pages(edition: 1, date: day, revision: 1, count: 2), bundle: nil, at: Self.t0)
+        try await changed("publish")
+        try await store.setBundle(editionID: 1, date: day, revision: 1, bundle: TestIssues.bundle(edition: 1, date: day, revision: 1))
+        try await changed("bundle recorded")
+        try await store.recordDownload(DownloadRecord(editionID: 1, date: day, appKey: "quiosc", identityKey: "k", userID: 0,
+                                                      claimedUserID: "", deviceKey: "d", os: "iOS", time: Self.t0))
+        _ = try await store.consumeDemo(appKey: "quiosc", deviceKey: "d", quota: 3, at: Self.t0)
+        try await changed("a download and a demo", false)
+        #expect(try await store.withdrawIssue(editionID: 1, date: day, at: Self.t0))
+        try await changed("withdraw")
     }
 }

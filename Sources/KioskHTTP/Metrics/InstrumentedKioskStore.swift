@@ -28,6 +28,10 @@ package struct InstrumentedKioskStore: KioskStore {
 
     // MARK: Catalogue
 
+    package func catalogueVersion() async throws -> Int64 {
+        try await timed("catalogue_version") { try await base.catalogueVersion() }
+    }
+
     package func app(key: String) async throws -> App? {
         try await timed("app") { try await base.app(key: key) }
     }
