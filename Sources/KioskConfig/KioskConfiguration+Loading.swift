@@ -44,6 +44,7 @@ extension KioskConfiguration {
         }
         try validateRPCPaths(fail)
         guard limits.maxBodyBytes >= 1024 else { throw fail("limits.max_body_bytes", "must be at least 1024") }
+        guard limits.answerCacheBytes >= 0 else { throw fail("limits.answer_cache_bytes", "must be 0 (off) or more") }
         guard signIn.maxFailures >= 1 else { throw fail("sign_in.max_failures", "must be at least 1") }
         guard signIn.windowSeconds >= 1 else { throw fail("sign_in.window_seconds", "must be at least 1") }
         guard ["kiosk", "nginx"].contains(links.format) else {

@@ -60,11 +60,14 @@ package struct KioskConfiguration: Codable, Sendable, Equatable {
         package enum CodingKeys: String, CodingKey {
             case maxBodyBytes = "max_body_bytes", maxUploadBytes = "max_upload_bytes"
             case databaseBusyTimeoutSeconds = "database_busy_timeout_seconds"
+            case answerCacheBytes = "answer_cache_bytes"
         }
 
         package var maxBodyBytes = 1 << 20
         package var maxUploadBytes = 2 << 30
         package var databaseBusyTimeoutSeconds = 5.0
+        /// Memory for catalogue answers kept between calls (`AnswerCache`); 0: none kept.
+        package var answerCacheBytes = 64 << 20
     }
 
     package struct SignIn: Codable, Sendable, Equatable {

@@ -68,6 +68,8 @@ public struct SignedLinks: LinkSigning, Sendable {
         render(relativePath, now: now, base: true)
     }
 
+    public func linkBucket(now: Int64) -> Int64 { stamp(now: now) }
+
     /// The path and query of the link (what goes after the authority).
     public func path(to relativePath: String, now: Int64) -> String {
         render(relativePath, now: now, base: false)

@@ -2,6 +2,8 @@
 public protocol LinkSigning: Sendable {
     /// An absolute URL for `relativePath` (relative to the editions directory), valid for the configured lifetime.
     func link(to relativePath: String, now: Int64) -> String
+    /// Links signed at two moments with the same value here are the same link (the expiry bucket).
+    func linkBucket(now: Int64) -> Int64
 }
 
 /// Gives an issue's ZIP bundle, building it (once, whoever asks) when it is missing.

@@ -32,8 +32,9 @@ public struct KioskService: Sendable {
         return (offered, issues)
     }
 
-    /// Active devices are counted by the key they present, per app and day.
-    private func noteSeen(appKey: String, identityKey: String) {
+    /// Active devices are counted by the key they present, per app and day (answers kept between calls
+    /// still count their callers through this).
+    public func noteSeen(appKey: String, identityKey: String) {
         guard !identityKey.isEmpty else { return }
         store.recordActivity(appKey: appKey, identityKey: String(decoding: identityKey.utf8.prefix(200), as: UTF8.self), at: clock.now)
     }

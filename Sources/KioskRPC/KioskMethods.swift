@@ -52,14 +52,20 @@ public enum KioskMethods {
     static func getEdicions(_ params: XMLRPCParameters, _ env: KioskRPCEnvironment) async throws -> XMLRPCValue {
         let appKey = try params.string(0, "appkey")
         let identityKey = try params.string(1, "idenkey")
-        let listings = try await env.service.editions(appKey: appKey, identityKey: identityKey)
-        let now = env.service.clock.now
-        return .array(listings.map { listing in
-            var members = editionMembers(listing.offered, date: listing.newest.date)
-            members.insert(XMLRPCMember("ordre", .string(String(listing.offered.line.order))), at: 5)
-            members.append(XMLRPCMember("portada", .string(cover(listing.newest, env, now))))
-            return .structure(members)
-        })
+        let service = env.service
+        let version = try await service.store.catalogueVersion()
+        let now = service.clock.now
+        let (answer, kept) = try await env.cachedAnswer("getEdicions", [appKey], catalogueVersion: version, now: now) {
+            let listings = try await service.editions(appKey: appKey, identityKey: identityKey)
+            return .array(listings.map { listing in
+                var members = editionMembers(listing.offered, date: listing.newest.date)
+                members.insert(XMLRPCMember("ordre", .string(String(listing.offered.line.order))), at: 5)
+                members.append(XMLRPCMember("portada", .string(cover(listing.newest, env, now))))
+                return .structure(members)
+            })
+        }
+        if kept { service.noteSeen(appKey: appKey, identityKey: identityKey) }
+        return answer
     }
 
     static func getDarrersEdicio(_ params: XMLRPCParameters, _ env: KioskRPCEnvironment) async throws -> XMLRPCValue {
@@ -69,12 +75,19 @@ public enum KioskMethods {
         let date = try optionalDate(params, 3, "data")
         let count = try params.int(4, "num", default: IssueListing.defaultCount, in: IssueListing.countRange)
         let direction = try listingDirection(params, 5, "direccio")
-        let (offered, issues) = try await env.service.issues(
-            appKey: appKey, identityKey: identityKey, editionID: editionID, from: date, direction: direction, limit: count)
-        let now = env.service.clock.now
-        return .array(issues.map { issue in
-            .structure(editionMembers(offered, date: issue.date) + [XMLRPCMember("portada", .string(cover(issue, env, now)))])
-        })
+        let service = env.service
+        let version = try await service.store.catalogueVersion()
+        let now = service.clock.now
+        let arguments = [appKey, String(editionID), date?.description ?? "", String(count), "\(direction)"]
+        let (answer, kept) = try await env.cachedAnswer("getDarrersEdicio", arguments, catalogueVersion: version, now: now) {
+            let (offered, issues) = try await service.issues(
+                appKey: appKey, identityKey: identityKey, editionID: editionID, from: date, direction: direction, limit: count)
+            return .array(issues.map { issue in
+                .structure(editionMembers(offered, date: issue.date) + [XMLRPCMember("portada", .string(cover(issue, env, now)))])
+            })
+        }
+        if kept { service.noteSeen(appKey: appKey, identityKey: identityKey) }
+        return answer
     }
 
     static func getEdicio(_ params: XMLRPCParameters, _ env: KioskRPCEnvironment) async throws -> XMLRPCValue {
@@ -91,22 +104,28 @@ public enum KioskMethods {
             claimedUserID: claimedUserID, os: os)
         let bundle = try await env.bundles.bundle(for: contents, offered: offered)
         let now = env.service.clock.now
-        let pages: [XMLRPCValue] = contents.pages.map { page in
-            .structure([
-                XMLRPCMember("id", .string(String(page.id))),
-                XMLRPCMember("seccio_id", .string(String(page.section.id))),
-                XMLRPCMember("seccio", .string(page.section.name)),
-                XMLRPCMember("numero", .string(String(page.number))),
-                XMLRPCMember("jpg", .string(env.links.link(to: page.files.jpg, now: now))),
-                XMLRPCMember("jpgA", .string(env.links.link(to: page.files.jpgA, now: now))),
-                XMLRPCMember("pdf", .string(env.links.link(to: page.files.pdf, now: now))),
-            ])
+        // A revision's pages never change (a republish is a new revision), so its signed list is kept
+        // by revision and link bucket alone.
+        let (pages, _) = try await env.cachedAnswer(
+            "getEdicio.pagines", [String(editionID), date.description, String(contents.revision)], catalogueVersion: 0, now: now
+        ) {
+            .array(contents.pages.map { page in
+                .structure([
+                    XMLRPCMember("id", .string(String(page.id))),
+                    XMLRPCMember("seccio_id", .string(String(page.section.id))),
+                    XMLRPCMember("seccio", .string(page.section.name)),
+                    XMLRPCMember("numero", .string(String(page.number))),
+                    XMLRPCMember("jpg", .string(env.links.link(to: page.files.jpg, now: now))),
+                    XMLRPCMember("jpgA", .string(env.links.link(to: page.files.jpgA, now: now))),
+                    XMLRPCMember("pdf", .string(env.links.link(to: page.files.pdf, now: now))),
+                ])
+            })
         }
         return .structure(Array(editionMembers(offered, date: date).prefix(4)) + [
             XMLRPCMember("zip", .string(env.links.link(to: bundle.path, now: now))),
             XMLRPCMember("zip_size", .string(String(bundle.size))),
             XMLRPCMember("zip_sha256", .string(bundle.sha256)),
-            XMLRPCMember("pagines", .array(pages)),
+            XMLRPCMember("pagines", pages),
         ])
     }
 

@@ -13,13 +13,15 @@ public struct KioskRPCEnvironment: Sendable {
     public var webKioskTokens: WebKioskTokenSigner
     public var webKioskTokenLifetime: Int
     public var observer: any KioskRPCObserver
+    /// Catalogue answers kept between calls (`AnswerCache`).
+    public var answers: AnswerCache
 
     public init(service: KioskService, links: any LinkSigning, bundles: any IssueBundles,
                 webKiosks: [String: WebKiosk], webKioskTokens: WebKioskTokenSigner, webKioskTokenLifetime: Int,
-                observer: any KioskRPCObserver = UnobservedKioskRPC()) {
+                observer: any KioskRPCObserver = UnobservedKioskRPC(), answers: AnswerCache = AnswerCache(byteLimit: 0)) {
         self.service = service; self.links = links; self.bundles = bundles; self.webKiosks = webKiosks
         self.webKioskTokens = webKioskTokens; self.webKioskTokenLifetime = webKioskTokenLifetime
-        self.observer = observer
+        self.observer = observer; self.answers = answers
     }
 }
 
@@ -28,12 +30,15 @@ public protocol KioskRPCObserver: Sendable {
     /// `hashQuiosc` got a `seccioQ` that names no section (nor alias) of the app's web kiosk and opened
     /// the default section instead.
     func unknownSection(appKey: String, section: String)
+    /// A catalogue answer was found kept (`hit`) or had to be made (`AnswerCache`).
+    func answerCache(method: String, hit: Bool)
 }
 
 /// The observer when nobody listens.
 public struct UnobservedKioskRPC: KioskRPCObserver {
     public init() {}
     public func unknownSection(appKey: String, section: String) {}
+    public func answerCache(method: String, hit: Bool) {}
 }
 
 /// The per-call context the kiosk methods read; the HTTP layer provides it.

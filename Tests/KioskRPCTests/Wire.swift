@@ -19,13 +19,14 @@ struct Wire {
     /// `quiosc`'s web kiosk; `presencia` has none here.
     static let webKiosks = SampleCatalogue.webKiosks.filter { $0.key == "quiosc" }
 
-    init(signInPolicy: SignInPolicy = SignInPolicy()) async throws {
+    /// Catalogue answers are kept (`AnswerCache`) unless `answerCacheBytes` is 0.
+    init(signInPolicy: SignInPolicy = SignInPolicy(), answerCacheBytes: Int = 1 << 20) async throws {
         fixture = try await ServiceFixture.sqlite(signInPolicy: signInPolicy)
         sections = SectionLog()
         let environment = KioskRPCEnvironment(
             service: fixture.service, links: TestLinks(), bundles: TestBundles(), webKiosks: Self.webKiosks,
             webKioskTokens: WebKioskTokenSigner(secret: Self.tokenSecret), webKioskTokenLifetime: Self.tokenLifetime,
-            observer: sections)
+            observer: sections, answers: AnswerCache(byteLimit: answerCacheBytes))
         context = WireContext(environment: environment, logger: Logger(label: "wire", factory: { _ in SwiftLogNoOpLogHandler() }))
         var dispatcher = XMLRPCDispatcher<WireContext>()
         KioskMethods.register(into: &dispatcher)
@@ -74,6 +75,7 @@ struct WireContext: KioskRPCContext {
 /// `https://files.test/<path>?expires=<now + 3600>`.
 struct TestLinks: LinkSigning {
     func link(to relativePath: String, now: Int64) -> String { "https://files.test/\(relativePath)?expires=\(now + 3600)" }
+    func linkBucket(now: Int64) -> Int64 { now }
 }
 
 /// The bundle the issue records; for an issue without one, `built.zip` of its revision, as if just built.
@@ -84,12 +86,16 @@ struct TestBundles: IssueBundles {
     }
 }
 
-/// The unknown `seccioQ` names reported, in order.
+/// What the methods reported: unknown `seccioQ` names and answer cache lookups, in order.
 final class SectionLog: KioskRPCObserver, @unchecked Sendable {
     private let lock = NSLock()
     private var entries: [String] = []
+    private var lookups: [String] = []
     var unknown: [String] { lock.withLock { entries } }
+    /// `method:hit` or `method:miss`.
+    var cacheLookups: [String] { lock.withLock { lookups } }
     func unknownSection(appKey: String, section: String) { lock.withLock { entries.append("\(appKey):\(section)") } }
+    func answerCache(method: String, hit: Bool) { lock.withLock { lookups.append("\(method):\(hit ? "hit" : "miss")") } }
 }
 
 extension XMLRPCValue {

@@ -25,7 +25,7 @@ import Testing
                 SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name != 'grdb_migrations'
                 """)
             // Read and written only as counters, by value.
-            #expect(Set(tables).subtracting(covered) == ["demo_counters", "download_counts"])
+            #expect(Set(tables).subtracting(covered) == ["demo_counters", "download_counts", "catalogue_version"])
         }
     }
 

@@ -36,6 +36,7 @@ package final class KioskMetrics: Sendable {
     private let databaseErrors: Family<Counter>
     private let configurationReloads: Family<Counter>
     private let unknownSections: Family<Counter>
+    private let answerCache: Family<Counter>
 
     /// Request and XML-RPC latency buckets (seconds).
     package static let latencyBuckets: [Duration] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
@@ -95,7 +96,14 @@ package final class KioskMetrics: Sendable {
             "web_kiosk_unknown_sections", "total",
             "hashQuiosc calls whose seccioQ named no section or alias of the app's web kiosk (the default section was opened), by app.")))
 
+        answerCache = Family(registry, .counter(name(
+            "answer_cache", "total",
+            "Catalogue answers found kept (hit) or made (miss), by method (getEdicio.pagines: the signed page list).")))
+
         for reason in ["wrong_credentials", "locked_out"] { _ = signInFailures.counter(["reason": reason]) }
+        for method in ["getEdicions", "getDarrersEdicio", "getEdicio.pagines"] {
+            for result in ["hit", "miss"] { _ = answerCache.counter(["method": method, "result": result]) }
+        }
         for kind in FileKind.allCases {
             _ = fileDownloadsStarted.counter(["kind": kind.rawValue])
             _ = fileDownloadsCompleted.counter(["kind": kind.rawValue])
@@ -221,6 +229,9 @@ extension Family where Metric == DurationHistogram {
 /// it first); the unknown section name itself is logged, never used as a label.
 extension KioskMetrics: KioskRPCObserver {
     package func unknownSection(appKey: String, section: String) { unknownSection(appKey: appKey) }
+    package func answerCache(method: String, hit: Bool) {
+        answerCache.counter(["method": method, "result": hit ? "hit" : "miss"]).increment()
+    }
 }
 
 /// Bundle builds, counted and timed as the bundle service reports them.

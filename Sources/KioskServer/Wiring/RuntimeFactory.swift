@@ -34,7 +34,8 @@ struct RuntimeFactory: Sendable {
             bundles: editions.bundles,
             webKiosks: configuration.webKiosks, webKioskTokens: WebKioskTokenSigner(secret: secrets.webKioskKey),
             webKioskTokenLifetime: configuration.webKioskTokenLifetimeSeconds,
-            observer: metrics ?? UnobservedKioskRPC())
+            observer: metrics ?? UnobservedKioskRPC(),
+            answers: AnswerCache(byteLimit: configuration.limits.answerCacheBytes))
         var dispatcher = XMLRPCDispatcher<KioskRequestContext>()
         KioskMethods.register(into: &dispatcher)
         let logger = self.logger

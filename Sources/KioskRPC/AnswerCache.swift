@@ -1,0 +1,90 @@
+import Foundation
+import KioskModels
+import XMLRPC
+
+/// Answers of the identity-free catalogue methods (`getEdicions`, `getDarrersEdicio`) and the signed page
+/// lists of `getEdicio`, kept in memory under everything they depend on: the method and its arguments,
+/// the store's catalogue version (read before the data, so a change by any process or instance retires
+/// the entry) and the link bucket (the signed links inside stay the ones the signer would give now).
+///
+/// Bounded by an estimate of the bytes held; when full, or when a newer catalogue version is seen, the
+/// entries go and fill again. Faults are never kept.
+public final class AnswerCache: @unchecked Sendable {
+    /// What an answer depends on.
+    public struct Key: Hashable, Sendable {
+        public var method: String
+        public var arguments: [String]
+        public var catalogueVersion: Int64
+        public var linkBucket: Int64
+
+        public init(method: String, arguments: [String], catalogueVersion: Int64, linkBucket: Int64) {
+            self.method = method; self.arguments = arguments; self.catalogueVersion = catalogueVersion; self.linkBucket = linkBucket
+        }
+    }
+
+    /// 0: nothing is kept.
+    public let byteLimit: Int
+    private let lock = NSLock()
+    private var entries: [Key: XMLRPCValue] = [:]
+    private var bytes = 0
+    private var newestVersion: Int64 = .min
+
+    public init(byteLimit: Int) { self.byteLimit = byteLimit }
+
+    /// The kept answer for `key`, if any.
+    public func answer(for key: Key) -> XMLRPCValue? {
+        guard byteLimit > 0 else { return nil }
+        return lock.withLock { entries[key] }
+    }
+
+    /// Keeps `answer` for `key`, unless it alone exceeds the limit or a newer catalogue version was seen.
+    public func keep(_ answer: XMLRPCValue, for key: Key) {
+        let size = Self.estimatedBytes(answer) + 64
+        guard byteLimit > 0, size <= byteLimit else { return }
+        lock.withLock {
+            if key.catalogueVersion > newestVersion {
+                newestVersion = key.catalogueVersion
+                entries.removeAll(keepingCapacity: true)
+                bytes = 0
+            }
+            guard key.catalogueVersion == newestVersion else { return }
+            if bytes + size > byteLimit {
+                entries.removeAll(keepingCapacity: true)
+                bytes = 0
+            }
+            if entries.updateValue(answer, forKey: key) == nil { bytes += size }
+        }
+    }
+
+    /// Entries and estimated bytes held now.
+    public var usage: (entries: Int, bytes: Int) { lock.withLock { (entries.count, bytes) } }
+
+    /// Roughly what the value occupies: its strings' bytes and a fixed cost per value.
+    static func estimatedBytes(_ value: XMLRPCValue) -> Int {
+        switch value {
+        case .string(let text): 16 + text.utf8.count
+        case .array(let values): 16 + values.reduce(0) { $0 + estimatedBytes($1) }
+        case .structure(let members): 16 + members.reduce(0) { $0 + 16 + $1.name.utf8.count + estimatedBytes($1.value) }
+        case .base64(let bytes): 16 + bytes.count
+        default: 16
+        }
+    }
+}
+
+extension KioskRPCEnvironment {
+    /// The kept answer under (`method`, `arguments`, `catalogueVersion`, the link bucket of `now`), or
+    /// `make()`'s, kept for the next caller; `kept` tells which. Reports hits and misses.
+    func cachedAnswer(_ method: String, _ arguments: [String], catalogueVersion: Int64, now: Int64,
+                      make: () async throws -> XMLRPCValue) async throws -> (answer: XMLRPCValue, kept: Bool) {
+        let key = AnswerCache.Key(method: method, arguments: arguments, catalogueVersion: catalogueVersion,
+                                  linkBucket: links.linkBucket(now: now))
+        if let kept = answers.answer(for: key) {
+            observer.answerCache(method: method, hit: true)
+            return (kept, true)
+        }
+        observer.answerCache(method: method, hit: false)
+        let answer = try await make()
+        answers.keep(answer, for: key)
+        return (answer, false)
+    }
+}

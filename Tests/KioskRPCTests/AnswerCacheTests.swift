@@ -1,0 +1,79 @@
+import Foundation
+import KioskModels
+import KioskRPC
+import KioskTestSupport
+import Testing
+import XMLRPC
+
+/// Catalogue answers kept between calls are the answers a fresh call would give: the same bytes until
+/// the catalogue or the link bucket changes, never after.
+@Suite struct AnswerCacheTests {
+    @Test func aKeptAnswerIsTheFreshAnswerUntilTheCatalogueChanges() async throws {
+        let wire = try await Wire()
+        let uncached = try await Wire(answerCacheBytes: 0)
+        let editions = ["quiosc", "device-1"]
+        let issues = ["quiosc", "device-1", "<int>1</int>", "2025-05-31", "<int>7</int>", "DESC"]
+        let first = try await wire.value("epquiosc.getEdicions", editions)
+        let again = try await wire.value("epquiosc.getEdicions", editions)
+        #expect(first == again)
+        let fresh = try await uncached.value("epquiosc.getEdicions", editions)
+        #expect(first == fresh, "kept or not, the same answer")
+        _ = try await wire.value("epquiosc.getDarrersEdicio", issues)
+        let dates = try await wire.value("epquiosc.getDarrersEdicio", issues)
+        let freshDates = try await uncached.value("epquiosc.getDarrersEdicio", issues)
+        #expect(dates == freshDates)
+        #expect(wire.sections.cacheLookups == ["getEdicions:miss", "getEdicions:hit", "getDarrersEdicio:miss", "getDarrersEdicio:hit"])
+
+        // A publish by anyone (here straight into the store, as the CLI or another instance would) retires them.
+        try await wire.fixture.store.publishTestIssue(edition: 1, date: "2025-06-01")
+        let newer = try await wire.value("epquiosc.getEdicions", editions)
+        #expect(newer[0]?["data"]?.stringValue == "2025-06-01")
+        let newerIssues = try await wire.value("epquiosc.getDarrersEdicio", ["quiosc", "d", "<int>1</int>", "", "<int>7</int>", "DESC"])
+        #expect(newerIssues[0]?["data"]?.stringValue == "2025-06-01")
+
+        // Withdrawn: gone at once.
+        #expect(try await wire.fixture.store.withdrawIssue(editionID: 1, date: IssueDate("2025-06-01")!, at: SampleCatalogue.startTime))
+        #expect(try await wire.value("epquiosc.getEdicions", editions)[0]?["data"]?.stringValue == "2025-05-31")
+
+        // A new link bucket: links signed anew.
+        let before = try await wire.value("epquiosc.getEdicions", editions)
+        wire.fixture.clock.advance(1)
+        uncached.fixture.clock.advance(1)
+        let after = try await wire.value("epquiosc.getEdicions", editions)
+        let freshAfter = try await uncached.value("epquiosc.getEdicions", editions)
+        #expect(before != after && after == freshAfter)
+    }
+
+    @Test func callersOfAKeptAnswerAreStillCountedAsSeen() async throws {
+        let wire = try await Wire()
+        for device in ["seen-1", "seen-2", "seen-3"] { _ = try await wire.value("epquiosc.getEdicions", ["quiosc", device]) }
+        #expect(wire.sections.cacheLookups.filter { $0.hasSuffix(":hit") }.count == 2)
+        var devices = 0
+        for _ in 0..<100 {   // the activity log writes in the background
+            devices = try await wire.fixture.store.statistics(StatisticsQuery()).activeDevices
+                .filter { $0.appKey == "quiosc" }.reduce(0) { $0 + $1.devices }
+            if devices == 3 { break }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(devices == 3, "every caller counted, kept answer or not")
+    }
+
+    @Test func theCacheStaysWithinItsBytes() {
+        let cache = AnswerCache(byteLimit: 4_096)
+        let big = XMLRPCValue.string(String(repeating: "x", count: 1_000))
+        for index in 0..<20 {
+            cache.keep(big, for: .init(method: "m", arguments: [String(index)], catalogueVersion: 1, linkBucket: 0))
+            #expect(cache.usage.bytes <= 4_096)
+        }
+        #expect(cache.answer(for: .init(method: "m", arguments: ["19"], catalogueVersion: 1, linkBucket: 0)) == big)
+        cache.keep(big, for: .init(method: "m", arguments: ["new"], catalogueVersion: 2, linkBucket: 0))
+        #expect(cache.usage.entries == 1, "a newer catalogue version retires the older answers")
+        cache.keep(big, for: .init(method: "m", arguments: ["old"], catalogueVersion: 1, linkBucket: 0))
+        #expect(cache.answer(for: .init(method: "m", arguments: ["old"], catalogueVersion: 1, linkBucket: 0)) == nil,
+                "an answer made under an older version is not kept")
+        #expect(AnswerCache(byteLimit: 100).usage.entries == 0)
+        let tiny = AnswerCache(byteLimit: 100)
+        tiny.keep(big, for: .init(method: "m", arguments: [], catalogueVersion: 1, linkBucket: 0))
+        #expect(tiny.usage.entries == 0, "an answer larger than the limit is not kept")
+    }
+}
