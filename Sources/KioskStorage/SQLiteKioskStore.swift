@@ -57,8 +57,11 @@ public final class SQLiteKioskStore: KioskDatabase {
 
     // MARK: Catalogue
 
-    public func catalogueVersion() async throws -> Int64 {
-        try read { db in try Int64.fetchOne(db.cachedStatement(sql: "SELECT version FROM catalogue_version WHERE id = 1")) ?? 0 }
+    public func catalogueVersion() async throws -> Int64 { try storedCatalogueVersion() }
+
+    /// One statement is its own snapshot: read without the transaction `read` opens (every call asks).
+    private func storedCatalogueVersion() throws -> Int64 {
+        try pool.unsafeRead { db in try Int64.fetchOne(db.cachedStatement(sql: "SELECT version FROM catalogue_version WHERE id = 1")) ?? 0 }
     }
 
     public func app(key: String) async throws -> App? {
