@@ -165,7 +165,7 @@ import Testing
         let kiosk = try await TestKiosk()
         try await kiosk.addIssue(edition: 8, date: "2025-06-02")
         let app = try buildApplication(runtime: kiosk.runtime, host: "127.0.0.1", port: 0, logger: Logger(label: "test"),
-                                       benchmarkPeerRoutes: true)
+                                       apiClientRoutes: { BenchmarkPeerRoutes().addRoutes(to: $0) })
         let saved = kiosk.directory.path + "/peer-route.zip"
         try await app.test(.live) { client in
             let base = "http://127.0.0.1:\(client.port!)/zip/8"

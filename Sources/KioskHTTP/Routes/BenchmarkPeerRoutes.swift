@@ -5,10 +5,12 @@ import KioskConfig
 import KioskFiles
 
 /// `GET /zip/{edicio_id}/{YYYY-MM-DD}.zip` with API client credentials: the reference peer's bundle route
-/// (`../shared/bench/peer_server.py`), added only by `serve --data`, so the shared load harness
+/// (`../shared/bench/peer_server.py`), added by `serve --data` for API clients, so the shared load harness
 /// (`load.py`, whose sanity check asks this route for a 401) runs against Kiosk unchanged. Answers with a
 /// redirect to the bundle's signed link, recording the download like `getEdicio` does.
 package struct BenchmarkPeerRoutes {
+    package init() {}
+
     package func addRoutes(to group: RouterGroup<KioskRequestContext>) {
         group.get("/zip/:edition/:file", use: bundle)
     }

@@ -63,9 +63,11 @@ struct ServeCommand: AsyncParsableCommand {
                                              port: configuration.server.port, factory: factory, runtime: runtime,
                                              logger: logger)
         let server = configuration.server
+        var peerRoutes: APIClientRoutes?
+        if data != nil { peerRoutes = { BenchmarkPeerRoutes().addRoutes(to: $0) } }
         let app = try buildApplication(
             runtime: runtime, host: configuration.server.host, port: configuration.server.port, logger: logger,
-            metrics: metrics, benchmarkPeerRoutes: data != nil, services: [reloader],
+            metrics: metrics, apiClientRoutes: peerRoutes, services: [reloader],
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? server.port
                 if server.port == 0, server.publicURL == nil {
