@@ -12,7 +12,7 @@ import KioskFiles
 /// Routes a program embedding the server adds to the product's own. They get a group behind the same
 /// middleware as every route (the runtime pinned, HTTP metrics, request logging) and the API clients'
 /// Basic authentication: an embedding program adds no route anyone may call.
-package typealias APIClientRoutes = @Sendable (RouterGroup<KioskRequestContext>) -> Void
+public typealias APIClientRoutes = @Sendable (RouterGroup<KioskRequestContext>) -> Void
 
 /// The routes of the server, on the runtime in `runtime`; with `metrics`, HTTP metrics and `GET /metrics`;
 /// with `apiClientRoutes`, the embedding program's routes too.
