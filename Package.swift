@@ -12,8 +12,11 @@ let package = Package(
         .executable(name: "KioskServer", targets: ["KioskServer"]),
         .library(name: "XMLRPC", targets: ["XMLRPC"]),
         .library(name: "KioskModels", targets: ["KioskModels"]),
-        // For the benchmarks package (Benchmarks/Package.swift).
+        // For the benchmarks package (Benchmarks/Package.swift): its benchmarks and its server for the peer comparison.
         .library(name: "KioskEditions", targets: ["KioskEditions"]),
+        .library(name: "KioskRPC", targets: ["KioskRPC"]),
+        .library(name: "KioskHTTP", targets: ["KioskHTTP"]),
+        .library(name: "KioskWiring", targets: ["KioskWiring"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
@@ -136,23 +139,31 @@ let package = Package(
             ],
             swiftSettings: swiftSettings),
 
-        // The executable: the CLI and the wiring of the parts.
-        .executableTarget(
-            name: "KioskServer",
+        // The wiring of the parts into a running server: used by the CLI and by the benchmark server.
+        .target(
+            name: "KioskWiring",
             dependencies: [
-                "XMLRPC", "KioskModels", "KioskStorage", "KioskPostgres", "KioskFiles", "KioskEditions", "KioskRPC", "KioskConfig",
-                "KioskHTTP",
+                "XMLRPC", "KioskModels", "KioskStorage", "KioskPostgres", "KioskEditions", "KioskRPC", "KioskConfig", "KioskHTTP",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
+            ],
+            swiftSettings: swiftSettings),
+
+        // The executable: the CLI (argument parsing, the operator's commands); `serve` runs KioskWiring's server.
+        .executableTarget(
+            name: "KioskServer",
+            dependencies: [
+                "KioskModels", "KioskStorage", "KioskPostgres", "KioskFiles", "KioskEditions", "KioskConfig", "KioskHTTP", "KioskWiring",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings),
 
@@ -207,6 +218,7 @@ let package = Package(
             name: "KioskServerTests",
             dependencies: [
                 "KioskServer", "XMLRPC", "KioskModels", "KioskStorage", "KioskFiles", "KioskEditions", "KioskRPC", "KioskConfig", "KioskHTTP",
+                "KioskWiring",
                 "KioskTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],

@@ -10,6 +10,11 @@ let package = Package(
         .package(name: "Kiosk", path: ".."),
         // Only for the bundle benchmark's comparison (Kiosk's ZIP writer is its own).
         .package(url: "https://github.com/weichsel/ZIPFoundation.git", from: "0.9.20"),
+        // Kiosk's own dependencies, which the peer comparison's server uses directly.
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
     ],
     targets: [
         // The XML-RPC codec against Python's xmlrpc.client (xmlrpc_codec_peer.py).
@@ -34,5 +39,20 @@ let package = Package(
                 .product(name: "KioskModels", package: "Kiosk"),
             ],
             path: "LinkSigningBenchmark"),
+        // KioskServer serve on the reference data set, with the peer's /zip route: the Kiosk that load.py
+        // compares with the peer (peer_comparison.sh, cluster_bench.sh, download_bench.sh, soak.sh).
+        .executableTarget(
+            name: "PeerBenchServer",
+            dependencies: [
+                .product(name: "KioskWiring", package: "Kiosk"),
+                .product(name: "KioskHTTP", package: "Kiosk"),
+                .product(name: "KioskRPC", package: "Kiosk"),
+                .product(name: "KioskModels", package: "Kiosk"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Yams", package: "Yams"),
+            ],
+            path: "PeerBenchServer"),
     ]
 )

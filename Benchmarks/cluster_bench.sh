@@ -13,17 +13,18 @@
 # through `runuser -u postgres --`), the Kiosk instances, nginx (Deploy/nginx-kiosk-cluster.conf filled in
 # as Tests/Clients/cluster.py does, plain HTTP on loopback) and the peer, and stops them on exit.
 #
-# PostgreSQL holds the data set by `db copy` of the SQLite database `serve --data` creates (`serve --data`
-# keeps its own SQLite database and refuses --database). The PostgreSQL instances run without --data,
-# on a configuration holding the data set's catalogue as `serve --data` sets it (all
-# lines free, the same apps and editions); they then have no /zip/ peer route, so load.py's one check of
-# that route (401 without credentials) is skipped for them and said so. load.py itself is unchanged
-# (imported; its three methods, wrk settings and tables as in peer_comparison.sh).
+# Kiosk on SQLite is PeerBenchServer (Benchmarks/PeerBenchServer: `KioskServer serve` on the data set, with
+# the peer's /zip route), as in peer_comparison.sh. PostgreSQL holds the data set by `db copy` of the SQLite
+# database PeerBenchServer creates (in DATA/kiosk-swift). The PostgreSQL instances are `KioskServer serve`
+# on a configuration holding the data set's catalogue as PeerBenchServer sets it (all lines free, the same
+# apps and editions); they then have no /zip/ peer route, so load.py's one check of that route (401 without
+# credentials) is skipped for them and said so. load.py itself is unchanged (imported; its three methods,
+# wrk settings and tables as in peer_comparison.sh).
 #
 # Environment: BENCH (default ../shared/bench), DATA (default .bench-data), DURATION (default 10),
 # CONNECTIONS (default 32), PORT (default 8765; instances of the cluster on PORT+1, PORT+2), PGPORT
-# (default 55434), ROWS (default 1000000), RUNS (default 5), KIOSK_BIN, SKIP_LOAD, SKIP_STATS, KEEP (keep the
-# work directory). Results (JSON and logs) go to Benchmarks/results/.
+# (default 55434), ROWS (default 1000000), RUNS (default 5), KIOSK_BIN, PEER_BENCH_BIN (PeerBenchServer),
+# SKIP_LOAD, SKIP_STATS, KEEP (keep the work directory). Results (JSON and logs) go to Benchmarks/results/.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 BENCH="$(cd "${BENCH:-$ROOT/../shared/bench}" && pwd)"
@@ -46,12 +47,13 @@ stamp="$(date +%Y%m%d-%H%M%S)"
 RESULTS="$ROOT/Benchmarks/results/cluster-$stamp"
 mkdir -p "$RESULTS"
 
-BIN=${KIOSK_BIN:-}
-if [ -z "$BIN" ]; then
-    source "$ROOT/Benchmarks/release.sh"
-    BIN="$(release_binary KioskServer)"
-fi
+source "$ROOT/Benchmarks/release.sh"
+BIN=${KIOSK_BIN:-$(release_binary KioskServer)}
 echo "binary: $BIN ($(stat -c %y "$BIN" | cut -d. -f1))"
+if [ -z "${SKIP_LOAD:-}" ]; then
+    PEER_BIN=${PEER_BENCH_BIN:-$(release_binary PeerBenchServer)}
+    echo "benchmark server: $PEER_BIN ($(stat -c %y "$PEER_BIN" | cut -d. -f1))"
+fi
 [ -n "${SKIP_LOAD:-}" ] || python3 "$BENCH/gen_data.py" "$DATA"
 DATA="$(cd "$DATA" 2>/dev/null && pwd || echo "$DATA")"
 
@@ -102,19 +104,17 @@ stop_pid() { kill -TERM "$1" 2>/dev/null || true; wait "$1" 2>/dev/null || true;
 # --------------------------------------------------------------------------- 1. load.py, four configurations
 if [ -z "${SKIP_LOAD:-}" ]; then
     cd "$ROOT"
-    # The SQLite database of `serve --data` (imported from dataset.json), which PostgreSQL gets a copy of
-    # (`serve --data` keeps its own SQLite database and refuses --database).
+    # The SQLite database of PeerBenchServer (imported from dataset.json), which PostgreSQL gets a copy of.
     rm -rf "$DATA/zip" "$DATA/kiosk-swift"
-    "$BIN" serve --data "$DATA" --port "$PORT" --log-level notice >"$RESULTS/probe.log" 2>&1 &
+    "$PEER_BIN" --data "$DATA" --port "$PORT" --log-level notice >"$RESULTS/probe.log" 2>&1 &
     probe=$!; STARTED_PIDS+=("$probe")
     wait_port "$PORT" "$probe" "$RESULTS/probe.log"
     stop_pid "$probe"
-    DATA_KEEPS_PG=""
-    [ -f "$DATA/kiosk-swift/kiosk.sqlite" ] || { echo "serve --data did not create $DATA/kiosk-swift/kiosk.sqlite" >&2; exit 1; }
+    [ -f "$DATA/kiosk-swift/kiosk.sqlite" ] || { echo "PeerBenchServer did not create $DATA/kiosk-swift/kiosk.sqlite" >&2; exit 1; }
     cp "$DATA/kiosk-swift/kiosk.sqlite" "$WORK/dataset.sqlite"
 
-    # The data set's catalogue as `serve --data` configures it (BenchmarkDataset.configure), for instances
-    # started without --data: Config/kiosk.yaml with its catalogue replaced, the database and editions set.
+    # The data set's catalogue as PeerBenchServer configures it (DatasetConfiguration), for the instances of
+    # `KioskServer serve`: Config/kiosk.yaml with its catalogue replaced, the database and editions set.
     write_dataset_config() {   # OUT DATABASE [nginx PUBLIC_URL]
         python3 - "$ROOT/Config/kiosk.yaml" "$DATA" "$@" <<'PY'
 import json, re, sys
@@ -162,15 +162,9 @@ PY
     # The cluster: two instances and nginx, started and stopped together as one command for load.py (which
     # stops it by its PID and counts the CPU of its whole process tree: instances and nginx).
     NGX="$WORK/nginx"; mkdir -p "$NGX"
-    if [ -n "$DATA_KEEPS_PG" ]; then
-        write_dataset_config "$WORK/two.yaml" "$(pg_url kiosk_two)"
-        instance_args="--data $DATA --database $(pg_url kiosk_two)"
-        one_cmd="$BIN serve --data {data} --database $(pg_url kiosk_one) --port {port} --log-level warning"
-    else
-        write_dataset_config "$WORK/two.yaml" "$(pg_url kiosk_two)" nginx "http://127.0.0.1:$PORT"
-        instance_args="--config $WORK/two.yaml"
-        one_cmd="$BIN serve --config $WORK/one.yaml --port {port} --log-level warning"
-    fi
+    write_dataset_config "$WORK/two.yaml" "$(pg_url kiosk_two)" nginx "http://127.0.0.1:$PORT"
+    instance_args="--config $WORK/two.yaml"
+    one_cmd="$BIN serve --config $WORK/one.yaml --port {port} --log-level warning"
     python3 - "$ROOT/Deploy/nginx-kiosk-cluster.conf" "$NGX" "$PORT" "$DATA" <<'PY'
 import os, re, sys
 template, d, port, data = sys.argv[1:5]
@@ -217,12 +211,11 @@ EOF
 
     # load.py, unchanged, imported: the servers in this order, its tables, and one more table of ratios
     # against peer_1cpu and against kiosk_sqlite.
-    nopeer=""; [ -n "$DATA_KEEPS_PG" ] || nopeer="kiosk_pg,kiosk_pg_x2"
-    NOPEER="$nopeer" python3 - "$BENCH" --data "$DATA" --port "$PORT" --duration "$DURATION" \
+    NOPEER="kiosk_pg,kiosk_pg_x2" python3 - "$BENCH" --data "$DATA" --port "$PORT" --duration "$DURATION" \
         --connections "$CONNECTIONS" --clean "$DATA/zip" --clean "$DATA/kiosk-swift" \
         --json "$RESULTS/load.json" --logdir "$RESULTS" \
         --server "peer_1cpu=taskset -c 0 {python} {bench}/peer_server.py --data {data} --port {port}" \
-        --server "kiosk_sqlite=$BIN serve --data {data} --port {port} --log-level warning" \
+        --server "kiosk_sqlite=$PEER_BIN --data {data} --port {port} --log-level warning" \
         --server "kiosk_pg=$one_cmd" \
         --server "kiosk_pg_x2=$WORK/cluster.sh" <<'PY' || load_status=$?
 import json, os, sys
@@ -240,7 +233,7 @@ def bench_server_named(name, cmd, args, log):
 
 def http_get_unless_no_peer_route(url, auth=True):
     if not auth and "/zip/" in url and current["name"] in NOPEER:
-        print(f"   {current['name']}: no /zip/ peer route without serve --data; load.py's 401 check of it skipped", flush=True)
+        print(f"   {current['name']}: no /zip/ peer route in KioskServer serve; load.py's 401 check of it skipped", flush=True)
         return 401, b""
     return http_get(url, auth)
 

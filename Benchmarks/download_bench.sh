@@ -12,11 +12,11 @@ DURATION="${DURATION:-10}"
 PORT="${PORT:-8771}"
 NGINX_PORT="${NGINX_PORT:-8772}"
 source "$ROOT/Benchmarks/release.sh"
-BIN="$(release_binary KioskServer)"
+BIN="$(release_binary PeerBenchServer)"
 WORK="$(mktemp -d)"
 trap 'kill $KIOSK_PID 2>/dev/null; nginx -p "$WORK" -c "$WORK/nginx.conf" -s stop 2>/dev/null; rm -rf "$WORK"' EXIT
 
-"$BIN" serve --data "$DATA" --port "$PORT" --log-level warning &
+"$BIN" --data "$DATA" --port "$PORT" --log-level warning &
 KIOSK_PID=$!
 for _ in $(seq 100); do curl -fs "http://127.0.0.1:$PORT/healthz" >/dev/null && break; sleep 0.1; done
 

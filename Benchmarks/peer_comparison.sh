@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Kiosk against the reference peer (../shared/bench), side by side in one run, on the peer's data set:
 # req/s of getEdicions, getDarrersEdicio (num 30) and getEdicio with wrk, as ratios to `peer_1cpu`.
+# Kiosk runs as PeerBenchServer (Benchmarks/PeerBenchServer): `KioskServer serve` on the data set, with the
+# peer's /zip route.
 #
 #   Benchmarks/peer_comparison.sh                # builds release, generates the data set once, runs both
 #   DURATION=20 Benchmarks/peer_comparison.sh    # longer wrk runs
@@ -15,7 +17,7 @@ mkdir -p "$ROOT/Benchmarks/results"
 command -v wrk >/dev/null || { echo "wrk is needed: apt-get install wrk" >&2; exit 1; }
 
 source "$ROOT/Benchmarks/release.sh"
-BIN="$(release_binary KioskServer)"
+BIN="$(release_binary PeerBenchServer)"
 python3 "$BENCH/gen_data.py" "$DATA"
 
 stamp="$(date +%Y%m%d-%H%M%S)"
@@ -25,4 +27,4 @@ python3 "$BENCH/load.py" --data "$DATA" --port "${PORT:-8765}" --duration "${DUR
     --clean "$DATA/zip" --clean "$DATA/kiosk-swift" \
     --json "$ROOT/Benchmarks/results/peer-$stamp.json" --logdir "$ROOT/Benchmarks/results/logs-$stamp" \
     --server "peer_1cpu=taskset -c 0 {python} {bench}/peer_server.py --data {data} --port {port}" \
-    --server "kiosk=$BIN serve --data {data} --port {port} --log-level warning"
+    --server "kiosk=$BIN --data {data} --port {port} --log-level warning"

@@ -1,14 +1,14 @@
 # Sourced by the benchmark scripts. `release_binary PRODUCT` builds PRODUCT as the server is deployed
 # (release, Swift runtime linked statically: README, "Deployment") in .build-release, a scratch folder
 # of its own so it does not hold the lock of the everyday .build, and prints the binary's path.
-# Products whose name ends in `Benchmark` come from the benchmarks package (Benchmarks/Package.swift),
-# built in .build-release-benchmarks.
+# Products with a folder of their name under Benchmarks/ (the benchmarks and PeerBenchServer) come from the
+# benchmarks package (Benchmarks/Package.swift), built in .build-release-benchmarks.
 release_binary() {
     local root scratch log package
     root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
     scratch="${KIOSK_BENCH_SCRATCH:-$root/.build-release}"
     package="$root"
-    if [[ "$1" == *Benchmark ]]; then
+    if [ -d "$root/Benchmarks/$1" ]; then
         package="$root/Benchmarks"
         scratch="${KIOSK_BENCH_SCRATCH:-$root/.build-release}-benchmarks"
     fi

@@ -14,7 +14,7 @@ MINUTES="${1:-10}"
 DATA="${DATA:-$ROOT/.bench-data}"
 PORT="${PORT:-8781}"
 source "$ROOT/Benchmarks/release.sh"
-BIN="$(release_binary KioskServer)"
+BIN="$(release_binary PeerBenchServer)"
 [ -f "$DATA/dataset.json" ] || { echo "no data set in $DATA (run Benchmarks/peer_comparison.sh once)" >&2; exit 1; }
 WORK="$(mktemp -d)"
 PIDS=()
@@ -25,7 +25,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-"$BIN" serve --data "$DATA" --port "$PORT" --log-level warning > "$WORK/server.log" 2>&1 &
+"$BIN" --data "$DATA" --port "$PORT" --log-level warning > "$WORK/server.log" 2>&1 &
 KIOSK_PID=$!
 for _ in $(seq 300); do curl -fs "http://127.0.0.1:$PORT/healthz" >/dev/null && break; sleep 0.1; done
 

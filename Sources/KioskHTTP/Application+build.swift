@@ -9,9 +9,15 @@ import ServiceLifecycle
 import KioskConfig
 import KioskFiles
 
+/// Routes a program embedding the server adds to the product's own. They get a group behind the same
+/// middleware as every route (the runtime pinned, HTTP metrics, request logging) and the API clients'
+/// Basic authentication: an embedding program adds no route anyone may call.
+public typealias APIClientRoutes = @Sendable (RouterGroup<KioskRequestContext>) -> Void
+
 /// The routes of the server, on the runtime in `runtime`; with `metrics`, HTTP metrics and `GET /metrics`;
-/// with `benchmarkPeerRoutes` (`serve --data`), the reference peer's `/zip` route too.
-package func buildRouter(runtime: RuntimeBox, metrics: KioskMetrics? = nil, benchmarkPeerRoutes: Bool = false) -> Router<KioskRequestContext> {
+/// with `apiClientRoutes`, the embedding program's routes too.
+package func buildRouter(runtime: RuntimeBox, metrics: KioskMetrics? = nil,
+                         apiClientRoutes: APIClientRoutes? = nil) -> Router<KioskRequestContext> {
     let router = Router(context: KioskRequestContext.self)
     router.add(middleware: RuntimeMiddleware(current: runtime))
     if let metrics { router.add(middleware: HTTPMetricsMiddleware(metrics: metrics)) }
@@ -26,9 +32,7 @@ package func buildRouter(runtime: RuntimeBox, metrics: KioskMetrics? = nil, benc
         .addRoutes(to: router.group())
     PublishController { $0.runtime.publishing }
         .addRoutes(to: router.group().add(middleware: BasicAuthenticationMiddleware.publishers))
-    if benchmarkPeerRoutes {
-        BenchmarkPeerRoutes().addRoutes(to: router.group().add(middleware: BasicAuthenticationMiddleware.apiClients))
-    }
+    apiClientRoutes?(router.group().add(middleware: BasicAuthenticationMiddleware.apiClients))
     return router
 }
 
@@ -37,7 +41,7 @@ package func buildRouter(runtime: RuntimeBox, metrics: KioskMetrics? = nil, benc
 package func buildApplication(
     runtime: RuntimeBox, host: String, port: Int, logger: Logger,
     metrics: KioskMetrics? = nil,
-    benchmarkPeerRoutes: Bool = false,
+    apiClientRoutes: APIClientRoutes? = nil,
     services: [any Service] = [],
     onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
 ) throws -> some ApplicationProtocol {
@@ -57,7 +61,7 @@ package func buildApplication(
         server = http1
     }
     return Application(
-        router: buildRouter(runtime: runtime, metrics: metrics, benchmarkPeerRoutes: benchmarkPeerRoutes),
+        router: buildRouter(runtime: runtime, metrics: metrics, apiClientRoutes: apiClientRoutes),
         server: server,
         configuration: .init(address: .hostname(host, port: port), serverName: "Kiosk"),
         services: services,

@@ -7,8 +7,8 @@ import KioskFiles
 /// Every HTTP answer that is not a success, in one place: the status, a message a person can act on,
 /// and whether the connection closes because the request's body may be left unread. Routes throw it;
 /// Hummingbird turns it into the answer.
-package struct KioskHTTPError: HTTPResponseError {
-    package let status: HTTPResponse.Status
+public struct KioskHTTPError: HTTPResponseError {
+    public let status: HTTPResponse.Status
     package let message: String
     package var headers: HTTPFields = [:]
     /// Close the connection after the answer instead of reading what is left of the body.
@@ -23,7 +23,7 @@ package struct KioskHTTPError: HTTPResponseError {
         self.closesConnection = closesConnection
     }
 
-    package func response(from request: Request, context: some RequestContext) throws -> Response {
+    public func response(from request: Request, context: some RequestContext) throws -> Response {
         var headers = self.headers
         let bytes: ByteBuffer
         if let body {
@@ -45,7 +45,7 @@ package struct KioskHTTPError: HTTPResponseError {
     }
 
     package static func forbidden(_ message: String) -> Self { Self(.forbidden, message) }
-    package static func notFound(_ message: String, closesConnection: Bool = false) -> Self {
+    public static func notFound(_ message: String, closesConnection: Bool = false) -> Self {
         Self(.notFound, message, closesConnection: closesConnection)
     }
     package static func gone(_ message: String) -> Self { Self(.gone, message) }

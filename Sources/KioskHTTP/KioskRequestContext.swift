@@ -7,8 +7,8 @@ import KioskFiles
 
 /// Per-request context: Hummingbird's core storage, the kiosk configuration in force when the request
 /// began, the connection it came on, and who it authenticated as.
-package struct KioskRequestContext: RequestContext, KioskRPCContext {
-    package var coreContext: CoreRequestContextStorage
+public struct KioskRequestContext: RequestContext, KioskRPCContext {
+    public var coreContext: CoreRequestContextStorage
     private var pinnedRuntime: KioskRuntime?
     package let remoteAddress: SocketAddress?
     /// Where cached file chunks are read (see `FileDelivery`).
@@ -16,7 +16,7 @@ package struct KioskRequestContext: RequestContext, KioskRPCContext {
     /// The account a `BasicAuthenticationMiddleware` accepted, if any.
     package var authenticatedUser: String?
 
-    package init(source: ApplicationRequestContextSource) {
+    public init(source: ApplicationRequestContextSource) {
         self.coreContext = .init(source: source)
         self.remoteAddress = source.channel.remoteAddress
         self.connectionEventLoop = source.channel.eventLoop
@@ -31,7 +31,8 @@ package struct KioskRequestContext: RequestContext, KioskRPCContext {
         set { pinnedRuntime = newValue }
     }
 
-    package var environment: KioskRPCEnvironment { runtime.environment }
+    /// The service, links and bundles of the configuration pinned to this request.
+    public var environment: KioskRPCEnvironment { runtime.environment }
 }
 
 /// Pins the current runtime (configuration snapshot) to the request, so a reload never changes a request midway.

@@ -161,27 +161,28 @@ import Testing
         #expect(try await server.waitForExit() == 0)
     }
 
-    @Test func benchmarkPeerZipRouteNeedsCredentialsAndRedirectsToTheSignedBundle() async throws {
+    @Test func routesAnEmbeddingProgramAddsAnswerOnlyAPIClientsOnThePinnedRuntime() async throws {
         let kiosk = try await TestKiosk()
-        try await kiosk.addIssue(edition: 8, date: "2025-06-02")
         let app = try buildApplication(runtime: kiosk.runtime, host: "127.0.0.1", port: 0, logger: Logger(label: "test"),
-                                       benchmarkPeerRoutes: true)
-        let saved = kiosk.directory.path + "/peer-route.zip"
+                                       apiClientRoutes: { group in
+            group.get("/added/:name") { _, context -> String in
+                guard context.parameters.get("name") == "known" else { throw KioskHTTPError.notFound("No such thing.") }
+                return "\(context.authenticatedUser ?? "-") \(context.environment.webKiosks.keys.sorted().joined(separator: ","))"
+            }
+        })
         try await app.test(.live) { client in
-            let base = "http://127.0.0.1:\(client.port!)/zip/8"
-            let refused = try await runClient("curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", base + "/2025-06-02.zip"])
-            #expect(refused == "401")
-            let redirect = try await runClient("curl", ["-s", "-u", "kiosk:secret", "-o", "/dev/null", "-w", "%{http_code} %{redirect_url}",
-                                                        base + "/2025-06-02.zip"])
-            #expect(redirect.hasPrefix("302 http://127.0.0.1:8080/files/"), "\(redirect)")
-            let missing = try await runClient("curl", ["-s", "-u", "kiosk:secret", "-o", "/dev/null", "-w", "%{http_code}", base + "/1999-01-01.zip"])
-            #expect(missing == "404")
-            // Followed (the link's host is the configured one; fetch its path from this server).
-            let path = String(redirect.split(separator: " ")[1].dropFirst("http://127.0.0.1:8080".count))
-            let fetched = try await runClient("curl", ["-s", "-o", saved, "-w", "%{http_code}", "http://127.0.0.1:\(client.port!)" + path])
-            #expect(fetched == "200")
+            let base = "http://127.0.0.1:\(client.port!)/added/", url = base + "known"
+            let refused = try await runClient("curl", ["-s", "-o", "/dev/null", "-w", "%{http_code} %header{www-authenticate}", url])
+            #expect(refused == "401 Basic realm=\"kiosk\"")
+            let wrong = try await runClient("curl", ["-s", "-u", "kiosk:wrong", "-o", "/dev/null", "-w", "%{http_code}", url])
+            #expect(wrong == "401")
+            let publisher = try await runClient("curl", ["-s", "-u", "publisher:publisher-secret", "-o", "/dev/null", "-w", "%{http_code}", url])
+            #expect(publisher == "401")
+            let answered = try await runClient("curl", ["-s", "-u", "kiosk:secret", url])
+            #expect(answered == "kiosk " + kiosk.configuration.webKiosks.keys.sorted().joined(separator: ","))
+            let missing = try await runClient("curl", ["-s", "-u", "kiosk:secret", "-w", " %{http_code}", base + "other"])
+            #expect(missing == "No such thing.\n 404")
         }
-        #expect(try await runClient("unzip", ["-tq", saved]).contains("No errors"))
     }
 
     /// A Python string literal for `text`.

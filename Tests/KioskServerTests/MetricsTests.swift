@@ -9,6 +9,7 @@ import Logging
 import NIOCore
 import Testing
 @testable import KioskServer
+@testable import KioskWiring
 @testable import KioskConfig
 @testable import KioskHTTP
 @testable import KioskFiles

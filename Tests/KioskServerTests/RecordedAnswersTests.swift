@@ -5,6 +5,7 @@ import KioskModels
 import Logging
 import Testing
 @testable import KioskServer
+@testable import KioskWiring
 @testable import KioskConfig
 @testable import KioskHTTP
 @testable import KioskFiles

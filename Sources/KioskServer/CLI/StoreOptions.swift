@@ -3,7 +3,7 @@ import Foundation
 import KioskModels
 import Logging
 import KioskConfig
-import KioskHTTP
+import KioskWiring
 
 /// The options every command that touches the data shares.
 struct StoreOptions: ParsableArguments {
@@ -16,11 +16,10 @@ struct StoreOptions: ParsableArguments {
     @Option(help: "Editions directory (default: server.editions of the configuration).")
     var editions: String?
 
+    var source: ConfigurationSource { ConfigurationSource(file: config, database: database, editions: editions) }
+
     func loadConfiguration() throws -> KioskConfiguration {
-        var configuration = try KioskConfiguration.load(from: config)
-        if let database { configuration.server.database = database }
-        if let editions { configuration.server.editions = editions }
-        return configuration
+        try source.load()
     }
 
     /// Opens (creating and migrating if needed) the configured database.

@@ -10,6 +10,7 @@ import Testing
 @testable import KioskConfig
 @testable import KioskHTTP
 @testable import KioskFiles
+@testable import KioskWiring
 
 /// A kiosk on a real SQLite file in a temporary directory, with the repository's sample configuration.
 struct TestKiosk {

@@ -9,8 +9,8 @@ import PostgresNIO
 
 /// Opens the database `server.database` names: a SQLite file (its folder created if needed) or a
 /// PostgreSQL server (`postgres://…`), migrated either way.
-enum DatabaseWiring {
-    static func open(_ configuration: KioskConfiguration, logger: Logger = Logger(label: "kiosk.database")) async throws -> any KioskDatabase {
+package enum DatabaseWiring {
+    package static func open(_ configuration: KioskConfiguration, logger: Logger = Logger(label: "kiosk.database")) async throws -> any KioskDatabase {
         switch try DatabaseLocation(configuration.server.database) {
         case .sqlite(let path):
             let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
@@ -24,7 +24,7 @@ enum DatabaseWiring {
     }
 
     /// postgres-nio's configuration for a location: TCP or Unix socket, TLS as `sslmode` asks.
-    static func clientConfiguration(_ location: PostgresLocation) throws -> PostgresClient.Configuration {
+    package static func clientConfiguration(_ location: PostgresLocation) throws -> PostgresClient.Configuration {
         var configuration: PostgresClient.Configuration
         if let directory = location.socketDirectory {
             configuration = .init(unixSocketPath: "\(directory)/.s.PGSQL.\(location.port)", username: location.username,

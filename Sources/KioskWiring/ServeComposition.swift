@@ -1,0 +1,87 @@
+import Hummingbird
+import KioskConfig
+import KioskHTTP
+import KioskModels
+import Logging
+import Metrics
+import NIOCore
+import Prometheus
+
+/// The running server `KioskServer serve` starts: the database opened and its catalogue synced, the
+/// secrets, metrics, editions and runtime of the configuration, reloaded on SIGHUP, until SIGTERM or SIGINT
+/// (in-flight requests finish). A program embedding the server may add routes and a start-up step.
+public struct ServeComposition: Sendable {
+    public var source: ConfigurationSource
+    /// Overrides `server.host`.
+    public var host: String?
+    /// Overrides `server.port`; 0 picks a free one.
+    public var port: Int?
+    public var logLevel: Logger.Level
+    /// The embedding program's routes (see `APIClientRoutes`).
+    public var apiClientRoutes: APIClientRoutes?
+    /// Run once the database is open and the configuration's catalogue synced, before the editions are
+    /// cleaned up and the server listens (e.g. to import issues).
+    public var prepare: (@Sendable (_ database: any KioskDatabase, _ logger: Logger) async throws -> Void)?
+
+    public init(source: ConfigurationSource, host: String? = nil, port: Int? = nil, logLevel: Logger.Level = .info) {
+        self.source = source
+        self.host = host
+        self.port = port
+        self.logLevel = logLevel
+    }
+
+    public func run() async throws {
+        var configuration = try source.load()
+        if let host { configuration.server.host = host }
+        if let port { configuration.server.port = port }
+        LoggingSetup.bootstrap(json: configuration.server.jsonLogs, level: logLevel)
+        let logger = Logger(label: "kiosk")
+
+        let store = try await DatabaseWiring.open(configuration)
+        let changes = try await store.syncCatalogue(configuration.catalogue, dryRun: false)
+        for change in changes { logger.info("configuration: \(change)") }
+        try await prepare?(store, logger)
+        let secrets = try Secrets.load(configuration: configuration, database: try DatabaseLocation(configuration.server.database),
+                                       logger: logger)
+        let metrics = KioskMetrics()
+        MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: metrics.registry))   // once per process: here
+        let editions = try EditionsServices(configuration: configuration, store: store, logger: logger, bundleObserver: metrics)
+        try await editions.cleanUp()
+        try await editions.publishSamplesIfEmpty(configuration)
+        var factory = RuntimeFactory(store: store, editions: editions, secrets: secrets, logger: logger)
+        factory.metrics = metrics
+        let runtime = RuntimeBox(try factory.makeRuntime(configuration))
+        try await StartupChecks.warnAboutDevelopmentCredentials(configuration, logger: logger)
+
+        let server = configuration.server
+        let reloader = ConfigurationReloader(source: source, host: configuration.server.host, factory: factory,
+                                             runtime: runtime, logger: logger)
+        let app = try buildApplication(
+            runtime: runtime, host: configuration.server.host, port: configuration.server.port, logger: logger,
+            metrics: metrics, apiClientRoutes: apiClientRoutes, services: [reloader],
+            onServerRunning: { [factory] channel in
+                Self.listening(on: channel, server: server, runtime: runtime, factory: factory,
+                               secrets: secrets, logger: logger)
+            })
+        try await app.runService()
+        await store.close()
+    }
+
+    /// Once bound: links carry the port, so a picked free one replaces 0 in the runtime; then the start-up line.
+    private static func listening(on channel: any Channel, server: KioskConfiguration.Server, runtime: RuntimeBox,
+                                  factory: RuntimeFactory, secrets: Secrets, logger: Logger) {
+        let port = channel.localAddress?.port ?? server.port
+        if server.port == 0, server.publicURL == nil {
+            var bound = runtime.runtime.configuration
+            bound.server.port = port
+            if let rebuilt = try? factory.makeRuntime(bound) { runtime.replace(with: rebuilt) }
+        }
+        logger.notice("Kiosk listening", metadata: [
+            "rpc": .string("http\(server.tls == nil ? "" : "s")://\(server.host):\(port)\(server.rpcPaths[0])"),
+            "rpc_paths": .string(server.rpcPaths.joined(separator: " ")),
+            "database": .string(server.database),
+            "editions": .string(server.editions),
+            "secret": .string(secrets.source),
+        ])
+    }
+}

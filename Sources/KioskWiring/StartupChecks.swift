@@ -1,0 +1,20 @@
+import Logging
+import KioskConfig
+import KioskHTTP
+
+/// Warnings an operator must see at start.
+enum StartupChecks {
+    /// The password the repository's development API client uses (see README).
+    static let developmentPassword = "secret"
+
+    static func warnAboutDevelopmentCredentials(_ configuration: KioskConfiguration, logger: Logger) async throws {
+        let loopback = ["127.0.0.1", "::1", "localhost"].contains(configuration.server.host)
+        for client in configuration.apiClients
+        where await PasswordHashing().verify(developmentPassword, against: client.passwordHash) {
+            let message: Logger.Message = loopback
+                ? "API client uses the development password; change it before exposing the server"
+                : "API client uses the development password and the server listens beyond loopback: anyone can call it"
+            logger.warning(message, metadata: ["client": .string(client.username), "host": .string(configuration.server.host)])
+        }
+    }
+}
