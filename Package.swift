@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "KioskModels", targets: ["KioskModels"]),
         // For the benchmarks package (Benchmarks/Package.swift): its benchmarks and its server for the peer comparison.
         .library(name: "KioskEditions", targets: ["KioskEditions"]),
+        .library(name: "KioskFiles", targets: ["KioskFiles"]),
         .library(name: "KioskRPC", targets: ["KioskRPC"]),
         .library(name: "KioskHTTP", targets: ["KioskHTTP"]),
         .library(name: "KioskWiring", targets: ["KioskWiring"]),

@@ -27,6 +27,7 @@ let package = Package(
             name: "BundleBenchmark",
             dependencies: [
                 .product(name: "KioskEditions", package: "Kiosk"),
+                .product(name: "KioskFiles", package: "Kiosk"),
                 .product(name: "KioskModels", package: "Kiosk"),
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
             ],

@@ -19,6 +19,7 @@
 // deflated, no probe, no SHA-256, no fsync): the library the ZIP writer was measured against.
 import Foundation
 import KioskEditions
+import KioskFiles
 import KioskModels
 import ZIPFoundation
 
@@ -62,15 +63,15 @@ guard arguments.count == 2 else {
 }
 let source = arguments[0], output = arguments[1]
 let manifest = Array(FileManager.default.contents(atPath: source + "/edicio.xml") ?? Data())
-var entries: [BundleEntry] = []
+var entries: [ZipEntry] = []
 for kind in ["pdf", "jpg", "jpgA"] {
     let names = (try? FileManager.default.contentsOfDirectory(atPath: source + "/" + kind)) ?? []
     for name in names.sorted() {
-        entries.append(BundleEntry(name: "\(kind)/\(name)", source: "\(source)/\(kind)/\(name)", alwaysStore: kind != "pdf"))
+        entries.append(ZipEntry(name: "\(kind)/\(name)", source: "\(source)/\(kind)/\(name)", alwaysStore: kind != "pdf"))
     }
 }
 var options = BundleOptions(minimumSaving: minimumSaving, sync: sync, workers: workers)
-if let level { options.compressionLevel = level }
+if let level { options.zip.compressionLevel = level }
 let date = IssueDate("2025-06-30")!
 
 /// The bundle through ZIPFoundation: `edicio.xml` and the PDFs deflated, the JPEGs stored.
