@@ -1,0 +1,50 @@
+import Foundation
+import KioskTestSupport
+import Testing
+
+/// Catalogue answers kept by a running server are never stale after a change made by another process:
+/// the CLI publishes and withdraws while `serve` runs, and the very next call sees it.
+@Suite struct AnswerCacheProcessTests {
+    static let environment = ["KIOSK_SECRET": String(repeating: "a", count: 40)]
+
+    @Test func aCLIPublishOrWithdrawWhileServingIsSeenByTheNextCall() async throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let config = try writeTestConfiguration(in: directory)
+        let server = try await ServerProcess(["--config", config], environment: Self.environment)
+        let folder = try IssueFolders.writeIssue(directory.path + "/in", pages: 2, seed: 5)
+        let script = """
+            import json, os, subprocess, sys, urllib.request, xmlrpc.client
+            p = xmlrpc.client.ServerProxy("http://kiosk:secret@127.0.0.1:\(server.port)/RPC2")
+            def newest():
+                listed = [e["data"] for e in p.epquiosc.getEdicions("quiosc", "d") if e["id"] == "8"]
+                recent = [i["data"] for i in p.epquiosc.getDarrersEdicio("quiosc", "d", "8", "", 3, "DESC")][:1]
+                return listed + recent
+            def cli(*args):
+                subprocess.run(["\(ServerProcess.executable.path)"] + list(args) + ["--config", "\(config)"], check=True,
+                               capture_output=True, cwd="\(TestKiosk.repositoryRoot)",
+                               env=dict(os.environ, KIOSK_SECRET="\(Self.environment["KIOSK_SECRET"]!)"))
+            out = {"before": newest(), "kept": newest()}
+            cli("publish", "--quiet", "--edition", "8", "--date", "2031-01-01", "\(folder)")
+            out["after publish"] = newest()
+            out["again"] = newest()
+            cli("withdraw", "--edition", "8", "--date", "2031-01-01")
+            out["after withdraw"] = newest()
+            metrics = urllib.request.urlopen("http://127.0.0.1:\(server.port)/metrics").read().decode()
+            out["hits"] = sum(float(l.split()[-1]) for l in metrics.splitlines()
+                              if l.startswith("kiosk_answer_cache_total") and 'result="hit"' in l)
+            print(json.dumps(out))
+            """
+        let output = try await runClient("python3", ["-c", script])
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String: Any])
+        let before = try #require(report["before"] as? [String], "\(report)")
+        #expect(before.allSatisfy { $0 != "2031-01-01" }, "\(report)")
+        #expect(report["kept"] as? [String] == before)
+        #expect(report["after publish"] as? [String] == ["2031-01-01", "2031-01-01"], "no stale answer after a CLI publish")
+        #expect(report["again"] as? [String] == ["2031-01-01", "2031-01-01"])
+        #expect(report["after withdraw"] as? [String] == before, "no stale answer after a CLI withdraw")
+        #expect((report["hits"] as? Double ?? 0) >= 4, "answers were kept between calls: \(report["hits"] ?? "none")")
+        server.signal(SIGTERM)
+        #expect(try await server.waitForExit() == 0)
+    }
+}
