@@ -7,17 +7,18 @@ import XMLRPC
 /// the store's catalogue version (read before the data, so a change by any process or instance retires
 /// the entry) and the link bucket (the signed links inside stay the ones the signer would give now).
 ///
-/// Bounded by an estimate of the bytes held; when full, or when a newer catalogue version is seen, the
-/// entries go and fill again. Faults are never kept.
+/// Bounded by an estimate of the bytes held; when full the entries go and fill again, and when a newer
+/// catalogue version is seen the answers kept under older ones go. Faults are never kept.
 public final class AnswerCache: @unchecked Sendable {
     /// What an answer depends on.
     public struct Key: Hashable, Sendable {
         public var method: String
         public var arguments: [String]
-        public var catalogueVersion: Int64
+        /// nil for an answer that does not depend on the catalogue (a revision's pages never change).
+        public var catalogueVersion: Int64?
         public var linkBucket: Int64
 
-        public init(method: String, arguments: [String], catalogueVersion: Int64, linkBucket: Int64) {
+        public init(method: String, arguments: [String], catalogueVersion: Int64?, linkBucket: Int64) {
             self.method = method; self.arguments = arguments; self.catalogueVersion = catalogueVersion; self.linkBucket = linkBucket
         }
     }
@@ -42,12 +43,14 @@ public final class AnswerCache: @unchecked Sendable {
         let size = Self.estimatedBytes(answer) + 64
         guard byteLimit > 0, size <= byteLimit else { return }
         lock.withLock {
-            if key.catalogueVersion > newestVersion {
-                newestVersion = key.catalogueVersion
-                entries.removeAll(keepingCapacity: true)
-                bytes = 0
+            if let version = key.catalogueVersion {
+                if version > newestVersion {
+                    newestVersion = version
+                    entries = entries.filter { $0.key.catalogueVersion == nil }
+                    bytes = entries.reduce(0) { $0 + Self.estimatedBytes($1.value) + 64 }
+                }
+                guard version == newestVersion else { return }
             }
-            guard key.catalogueVersion == newestVersion else { return }
             if bytes + size > byteLimit {
                 entries.removeAll(keepingCapacity: true)
                 bytes = 0
@@ -72,9 +75,9 @@ public final class AnswerCache: @unchecked Sendable {
 }
 
 extension KioskRPCEnvironment {
-    /// The kept answer under (`method`, `arguments`, `catalogueVersion`, the link bucket of `now`), or
+    /// The kept answer under (`method`, `arguments`, `catalogueVersion` (nil: none), the link bucket of `now`), or
     /// `make()`'s, kept for the next caller; `kept` tells which. Reports hits and misses.
-    func cachedAnswer(_ method: String, _ arguments: [String], catalogueVersion: Int64, now: Int64,
+    func cachedAnswer(_ method: String, _ arguments: [String], catalogueVersion: Int64?, now: Int64,
                       make: () async throws -> XMLRPCValue) async throws -> (answer: XMLRPCValue, kept: Bool) {
         let key = AnswerCache.Key(method: method, arguments: arguments, catalogueVersion: catalogueVersion,
                                   linkBucket: links.linkBucket(now: now))

@@ -107,7 +107,7 @@ public enum KioskMethods {
         // A revision's pages never change (a republish is a new revision), so its signed list is kept
         // by revision and link bucket alone.
         let (pages, _) = try await env.cachedAnswer(
-            "getEdicio.pagines", [String(editionID), date.description, String(contents.revision)], catalogueVersion: 0, now: now
+            "getEdicio.pagines", [String(editionID), date.description, String(contents.revision)], catalogueVersion: nil, now: now
         ) {
             .array(contents.pages.map { page in
                 .structure([
