@@ -80,6 +80,7 @@ let package = Package(
             dependencies: [
                 "KioskModels",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ],
             swiftSettings: swiftSettings),
 

@@ -13,6 +13,7 @@ public final class SQLiteKioskStore: KioskDatabase {
     private let downloads: GroupCommit<DownloadRecord>
     /// Identity keys seen per app and day: written once per key and day, in the background.
     private let activity: ActivityLog
+    private let versionReader: CatalogueVersionReader
 
     /// Opens (creating if needed) and migrates the database at `path`.
     /// `busyTimeout` bounds how long a request waits for a lock before failing.
@@ -34,6 +35,7 @@ public final class SQLiteKioskStore: KioskDatabase {
             try KioskSchema.migrator.migrate(pool)
         }
         self.pool = pool
+        self.versionReader = try CatalogueVersionReader(path: path, busyTimeout: busyTimeout)
         self.downloads = GroupCommit { downloads in
             try await pool.write { db in
                 for download in downloads { try DownloadLogRecord(download).insertCached(db) }
@@ -57,12 +59,7 @@ public final class SQLiteKioskStore: KioskDatabase {
 
     // MARK: Catalogue
 
-    public func catalogueVersion() async throws -> Int64 { try storedCatalogueVersion() }
-
-    /// One statement is its own snapshot: read without the transaction `read` opens (every call asks).
-    private func storedCatalogueVersion() throws -> Int64 {
-        try pool.unsafeRead { db in try Int64.fetchOne(db.cachedStatement(sql: "SELECT version FROM catalogue_version WHERE id = 1")) ?? 0 }
-    }
+    public func catalogueVersion() async throws -> Int64 { try versionReader.read() }
 
     public func app(key: String) async throws -> App? {
         try read { db in

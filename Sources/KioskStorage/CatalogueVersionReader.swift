@@ -1,0 +1,48 @@
+import Foundation
+import GRDBSQLite
+
+/// The catalogue version on a read connection of its own: one prepared statement stepped under a lock,
+/// without the reader-queue hop and transaction of a pool read (every catalogue call asks, and a kept
+/// answer costs little else). A single statement reads one committed snapshot (WAL).
+final class CatalogueVersionReader: @unchecked Sendable {
+    private let lock = NSLock()
+    private var connection: OpaquePointer?
+    private var statement: OpaquePointer?
+    private let path: String
+
+    init(path: String, busyTimeout: Double) throws {
+        self.path = path
+        guard sqlite3_open_v2(path, &connection, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nil) == SQLITE_OK else {
+            defer { sqlite3_close(connection) }
+            throw DatabaseFailure(path: path, message: String(cString: sqlite3_errmsg(connection)))
+        }
+        sqlite3_busy_timeout(connection, Int32(busyTimeout * 1000))
+        guard sqlite3_prepare_v2(connection, "SELECT version FROM catalogue_version WHERE id = 1", -1, &statement, nil) == SQLITE_OK else {
+            defer { sqlite3_close(connection) }
+            throw DatabaseFailure(path: path, message: String(cString: sqlite3_errmsg(connection)))
+        }
+    }
+
+    deinit {
+        sqlite3_finalize(statement)
+        sqlite3_close(connection)
+    }
+
+    func read() throws -> Int64 {
+        try lock.withLock {
+            defer { sqlite3_reset(statement) }
+            let status = sqlite3_step(statement)
+            guard status == SQLITE_ROW else {
+                throw DatabaseFailure(path: path, message: String(cString: sqlite3_errmsg(connection)))
+            }
+            return sqlite3_column_int64(statement, 0)
+        }
+    }
+
+    /// SQLite refused the read.
+    struct DatabaseFailure: Error, CustomStringConvertible {
+        var path: String
+        var message: String
+        var description: String { "reading the catalogue version of \(path): \(message)" }
+    }
+}
