@@ -293,7 +293,7 @@ public struct EditionsDirectory: Sendable {
             let path = stagingRoot + "/" + name
             if name.hasPrefix(Self.unlockedStagingPrefix) {
                 // Being made by someone, unless a crash left it long ago.
-                guard let info = FS.lstat(path), Int(time(nil)) - Int(info.st_mtim.tv_sec) > Self.abandonedStagingSeconds else { continue }
+                guard let info = FS.lstat(path), SystemClock().now - Int64(info.st_mtim.tv_sec) > Int64(Self.abandonedStagingSeconds) else { continue }
             }
             guard let holder = try? FS.open(path, O_RDONLY | O_NOFOLLOW) else {
                 FS.unlink(path)   // a dangling link or unreadable entry: nothing of ours
