@@ -98,7 +98,7 @@ let package = Package(
         .target(
             name: "KioskEditions",
             dependencies: [
-                "KioskModels", "KioskFiles", "CLibZ",
+                "KioskModels", "KioskFiles",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ],

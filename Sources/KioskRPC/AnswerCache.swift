@@ -40,8 +40,9 @@ public final class AnswerCache: @unchecked Sendable {
 
     /// Keeps `answer` for `key`, unless it alone exceeds the limit or a newer catalogue version was seen.
     public func keep(_ answer: XMLRPCValue, for key: Key) {
+        guard byteLimit > 0 else { return }
         let size = Self.estimatedBytes(answer) + 64
-        guard byteLimit > 0, size <= byteLimit else { return }
+        guard size <= byteLimit else { return }
         lock.withLock {
             if let version = key.catalogueVersion {
                 if version > newestVersion {
@@ -75,11 +76,14 @@ public final class AnswerCache: @unchecked Sendable {
 }
 
 extension KioskRPCEnvironment {
-    /// The kept answer under (`method`, `arguments`, `catalogueVersion` (nil: none), the link bucket of `now`), or
-    /// `make()`'s, kept for the next caller; `kept` tells which. Reports hits and misses.
-    func cachedAnswer(_ method: String, _ arguments: [String], catalogueVersion: Int64?, now: Int64,
+    /// The kept answer under (`method`, `arguments`, the store's catalogue version when `versioned`, the
+    /// link bucket of `now`), or `make()`'s, kept for the next caller; `kept` tells which. The version is
+    /// read before `make` reads the data it guards. Reports hits and misses; with the cache off, only makes.
+    func cachedAnswer(_ method: String, _ arguments: [String], versioned: Bool, now: Int64,
                       make: () async throws -> XMLRPCValue) async throws -> (answer: XMLRPCValue, kept: Bool) {
-        let key = AnswerCache.Key(method: method, arguments: arguments, catalogueVersion: catalogueVersion,
+        guard answers.byteLimit > 0 else { return (try await make(), false) }
+        let key = AnswerCache.Key(method: method, arguments: arguments,
+                                  catalogueVersion: versioned ? try await service.store.catalogueVersion() : nil,
                                   linkBucket: links.linkBucket(now: now))
         if let kept = answers.answer(for: key) {
             observer.answerCache(method: method, hit: true)

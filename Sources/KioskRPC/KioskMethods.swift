@@ -53,9 +53,8 @@ public enum KioskMethods {
         let appKey = try params.string(0, "appkey")
         let identityKey = try params.string(1, "idenkey")
         let service = env.service
-        let version = try await service.store.catalogueVersion()
         let now = service.clock.now
-        let (answer, kept) = try await env.cachedAnswer("getEdicions", [appKey], catalogueVersion: version, now: now) {
+        let (answer, kept) = try await env.cachedAnswer("getEdicions", [appKey], versioned: true, now: now) {
             let listings = try await service.editions(appKey: appKey, identityKey: identityKey)
             return .array(listings.map { listing in
                 var members = editionMembers(listing.offered, date: listing.newest.date)
@@ -76,10 +75,9 @@ public enum KioskMethods {
         let count = try params.int(4, "num", default: IssueListing.defaultCount, in: IssueListing.countRange)
         let direction = try listingDirection(params, 5, "direccio")
         let service = env.service
-        let version = try await service.store.catalogueVersion()
         let now = service.clock.now
         let arguments = [appKey, String(editionID), date?.description ?? "", String(count), "\(direction)"]
-        let (answer, kept) = try await env.cachedAnswer("getDarrersEdicio", arguments, catalogueVersion: version, now: now) {
+        let (answer, kept) = try await env.cachedAnswer("getDarrersEdicio", arguments, versioned: true, now: now) {
             let (offered, issues) = try await service.issues(
                 appKey: appKey, identityKey: identityKey, editionID: editionID, from: date, direction: direction, limit: count)
             return .array(issues.map { issue in
@@ -107,7 +105,7 @@ public enum KioskMethods {
         // A revision's pages never change (a republish is a new revision), so its signed list is kept
         // by revision and link bucket alone.
         let (pages, _) = try await env.cachedAnswer(
-            "getEdicio.pagines", [String(editionID), date.description, String(contents.revision)], catalogueVersion: nil, now: now
+            "getEdicio.pagines", [String(editionID), date.description, String(contents.revision)], versioned: false, now: now
         ) {
             .array(contents.pages.map { page in
                 .structure([

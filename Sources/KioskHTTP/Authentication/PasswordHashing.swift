@@ -1,7 +1,6 @@
 import HummingbirdBcrypt
 import KioskModels
 import NIOCore
-import NIOPosix
 import KioskConfig
 import KioskFiles
 

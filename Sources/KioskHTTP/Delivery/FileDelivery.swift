@@ -4,7 +4,6 @@ import KioskEditions
 import KioskModels
 import Logging
 import NIOCore
-import NIOPosix
 import KioskConfig
 import KioskFiles
 

@@ -3,7 +3,6 @@ import Hummingbird
 import KioskModels
 import NIOConcurrencyHelpers
 import NIOCore
-import NIOPosix
 import KioskConfig
 import KioskFiles
 
