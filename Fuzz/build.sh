@@ -1,4 +1,4 @@
-#!/bin/sh
+#!/usr/bin/env bash
 # Builds the libFuzzer targets into Fuzz/bin/: fuzz-xmlrpc, fuzz-manifest, fuzz-links.
 #
 # 1. SwiftPM builds the library targets (XMLRPC, KioskEditions and what it needs: KioskModels,
@@ -6,7 +6,7 @@
 #    (.build-fuzz), without touching Package.swift or the normal .build.
 # 2. swiftc compiles each entry file (Fuzz/targets/*.swift, an LLVMFuzzerTestOneInput each) against
 #    those modules and links it with their object files, libFuzzer's main, libxml2, zlib and libdeflate.
-set -eu
+set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 SCRATCH="$ROOT/.build-fuzz"
@@ -21,8 +21,22 @@ done
 DEBUG="$SCRATCH/debug"
 MODULES="$DEBUG/Modules"
 [ -d "$MODULES" ] || MODULES="$DEBUG"
-# Object files of every library target built above (no executable, so no competing main).
-OBJECTS=$(find "$DEBUG"/ -path '*.build/*' -name '*.o' | grep -v -e '\.dSYM' | sort)
+# Object files of every library target built above (no executable, so no competing main). A Swift
+# target's objects are the ones its output-file-map names (stale objects of deleted sources stay on
+# disk); a C target's are all of its .o files. Some names have spaces ("Unmanaged extensions.swift").
+OBJECTS=()
+while IFS= read -r -d '' object; do OBJECTS+=("$object"); done < <(python3 - "$DEBUG" <<'PY'
+import glob, json, os, sys
+objects = []
+for target in sorted(glob.glob(os.path.join(sys.argv[1], "*.build"))):
+    mapping = os.path.join(target, "output-file-map.json")
+    if os.path.exists(mapping):
+        objects += [entry["object"] for entry in json.load(open(mapping)).values() if "object" in entry]
+    else:
+        objects += sorted(glob.glob(os.path.join(target, "**", "*.o"), recursive=True))
+sys.stdout.write("".join(o + "\0" for o in objects if os.path.exists(o)))
+PY
+)
 MAPS=""
 for map in $(find "$DEBUG"/ -path '*.build/module.modulemap'); do MAPS="$MAPS -Xcc -fmodule-map-file=$map"; done
 INCLUDES=""
@@ -36,7 +50,7 @@ build() {  # name entry-file
     nice -n 10 swiftc $SAN -parse-as-library -g -O -enable-testing \
         -I "$MODULES" -I "$ROOT/Sources/CLibXML2" -I "$ROOT/Sources/CLibZ" -I "$ROOT/Sources/CLibDeflate" -I "$ROOT/Sources/CSystemCalls" -Xcc -I/usr/include/libxml2 \
         $MAPS $INCLUDES \
-        "$ROOT/Fuzz/targets/$2" $OBJECTS -lxml2 -lz -ldeflate -lstdc++ \
+        "$ROOT/Fuzz/targets/$2" "${OBJECTS[@]}" -lxml2 -lz -ldeflate -lstdc++ \
         -module-name "$(echo "$2" | sed 's/\.swift$//')" -o "$ROOT/Fuzz/bin/$1"
 }
 build fuzz-xmlrpc FuzzXMLRPC.swift
