@@ -35,6 +35,7 @@ let package = Package(
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        .package(url: "https://github.com/hummingbird-project/swift-mustache.git", from: "2.1.1"),
     ],
     targets: [
         // System libraries named by the product design.
@@ -119,7 +120,7 @@ let package = Package(
             dependencies: ["KioskModels", .product(name: "Yams", package: "Yams")],
             swiftSettings: swiftSettings),
 
-        // HTTP: routes, authentication, the one error mapping, file delivery, metrics.
+        // HTTP: routes, authentication, the one error mapping, file delivery, metrics, the web pages.
         .target(
             name: "KioskHTTP",
             dependencies: [
@@ -138,6 +139,7 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Mustache", package: "swift-mustache"),
             ],
             swiftSettings: swiftSettings),
 

@@ -127,7 +127,7 @@ extension KioskConfiguration {
 
 extension KioskConfiguration.WebKioskEntry {
     package func validate(key: String, _ fail: (String, String) -> ConfigurationError) throws {
-        guard baseURL.hasPrefix("http://") || baseURL.hasPrefix("https://") else {
+        if let baseURL, !(baseURL.hasPrefix("http://") || baseURL.hasPrefix("https://")) {
             throw fail("\(key).base_url", "must start with http:// or https://")
         }
         var owner: [String: String] = [:]   // folded name -> section

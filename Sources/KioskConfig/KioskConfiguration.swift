@@ -10,6 +10,7 @@ package struct KioskConfiguration: Codable, Sendable, Equatable {
     package enum CodingKeys: String, CodingKey {
         case server, limits, links, publishers, publications, apps, metrics
         case signIn = "sign_in", webKioskTokenLifetimeSeconds = "web_kiosk_token_lifetime_seconds"
+        case webSessionLifetimeSeconds = "web_session_lifetime_seconds"
         case secretFile = "secret_file", apiClients = "api_clients"
     }
 
@@ -19,6 +20,8 @@ package struct KioskConfiguration: Codable, Sendable, Equatable {
     package var links = Links()
     package var metrics = Metrics()
     package var webKioskTokenLifetimeSeconds = 300
+    /// How long a reader stays signed in to the web kiosk (`/web/{app}`) after following a `hashQuiosc` link.
+    package var webSessionLifetimeSeconds = 8 * 3600
     package var secretFile: String?
     package var apiClients: [Credential] = []
     package var publishers: [Credential] = []
@@ -153,8 +156,9 @@ package struct KioskConfiguration: Codable, Sendable, Equatable {
         }
     }
 
+    /// An app's web kiosk. Without `base_url` it is Kiosk's own, at `public_url` + `/web/<app key>`.
     package struct WebKioskEntry: Codable, Sendable, Equatable {
-        package var baseURL: String
+        package var baseURL: String?
         /// Section name -> path, in the file's order (the first is the default unless `default_section` says).
         @DefaultsToEmpty package var sections = OrderedPaths()
         /// Opened for an unknown or empty `seccioQ`.
@@ -166,7 +170,12 @@ package struct KioskConfiguration: Codable, Sendable, Equatable {
             case defaultSection = "default_section"
         }
 
-        package init(baseURL: String, sections: OrderedPaths = OrderedPaths(), defaultSection: String? = nil,
+        /// The sections of Kiosk's own web kiosk: the shelf and the reader's account page.
+        package static let ownSections = OrderedPaths([
+            OrderedPaths.Entry(name: "portada", path: "/?hash="), OrderedPaths.Entry(name: "compte", path: "/compte?hash="),
+        ])
+
+        package init(baseURL: String?, sections: OrderedPaths = OrderedPaths(), defaultSection: String? = nil,
                      aliases: [String: [String]] = [:]) {
             self.baseURL = baseURL; self.sections = sections; self.defaultSection = defaultSection; self.aliases = aliases
         }
@@ -236,16 +245,19 @@ extension KioskConfiguration {
             })
     }
 
+    /// Every app's web kiosk: the one its `web_kiosk` names, or Kiosk's own (`/web/<app key>`, sections
+    /// `portada` and `compte`) for an app without one or without a `base_url`.
     package var webKiosks: [String: WebKiosk] {
-        Dictionary(uniqueKeysWithValues: apps.compactMap { app in
-            app.webKiosk.map { entry in
-                (app.key, WebKiosk(
-                    baseURL: entry.baseURL,
-                    sections: entry.sections.entries.map {
-                        WebKiosk.Section(name: $0.name, path: $0.path, aliases: entry.aliases[$0.name] ?? [])
-                    },
-                    defaultSection: entry.defaultSection))
-            }
+        Dictionary(uniqueKeysWithValues: apps.map { app in
+            let entry = app.webKiosk ?? WebKioskEntry(baseURL: nil)
+            let sections = entry.sections.entries.isEmpty && entry.baseURL == nil
+                ? WebKioskEntry.ownSections.entries : entry.sections.entries
+            return (app.key, WebKiosk(
+                baseURL: entry.baseURL ?? "\(publicURL)/web/\(app.key)",
+                sections: sections.map {
+                    WebKiosk.Section(name: $0.name, path: $0.path, aliases: entry.aliases[$0.name] ?? [])
+                },
+                defaultSection: entry.defaultSection))
         })
     }
 

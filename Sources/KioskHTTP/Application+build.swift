@@ -27,6 +27,7 @@ package func buildRouter(runtime: RuntimeBox, metrics: KioskMetrics? = nil,
     RPCController(paths: runtime.runtime.configuration.rpcRoutes)
         .addRoutes(to: router.group().add(middleware: BasicAuthenticationMiddleware.apiClients))
     SSOController().addRoutes(to: router.group())
+    ReaderKioskController().addRoutes(to: router.group())
     // The prefix is fixed at start; the delivery and endpoint follow reloads through the request's runtime.
     FileDeliveryController(prefix: runtime.runtime.configuration.links.prefix) { $0.runtime.delivery }
         .addRoutes(to: router.group())

@@ -1,4 +1,5 @@
 import Hummingbird
+import KioskModels
 import KioskEditions
 import NIOCore
 import KioskConfig
@@ -72,6 +73,15 @@ public struct KioskHTTPError: HTTPResponseError {
 
     /// A refused upload or publication: over a limit (413), an unusable archive (400), or an issue the
     /// checks refuse (422); the message lists every problem.
+    /// The status of a web page the kiosk's rules refuse: 403 for an issue the reader is not entitled to,
+    /// 404 for anything that is not there (an unknown app, an edition not offered, no such issue).
+    package static func webStatus(for error: KioskError) -> HTTPResponse.Status {
+        switch error {
+        case .notEntitled, .invalidIdentity, .wrongCredentials, .tooManySignInAttempts: .forbidden
+        case .unknownApp, .editionNotOffered, .noPublishedIssue, .invalidArgument: .notFound
+        }
+    }
+
     package static func refused(_ rejected: PublishRejected, archive: Bool) -> Self {
         if rejected.exceedsLimit { return Self(.contentTooLarge, rejected.description) }
         return Self(archive ? .badRequest : .unprocessableContent, rejected.description)

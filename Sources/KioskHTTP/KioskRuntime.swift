@@ -16,12 +16,16 @@ package struct KioskRuntime: Sendable {
     package let delivery: FileDelivery
     /// `PUT`/`DELETE /publish/…`.
     package let publishing: PublishEndpoint
+    /// The reader web kiosk's sessions (`/web/…`).
+    package let readerSessions: ReaderSessions
 
     package init(configuration: KioskConfiguration, environment: KioskRPCEnvironment,
                  dispatcher: XMLRPCDispatcher<KioskRequestContext>, apiClients: BasicAuthenticator,
-                 publishers: BasicAuthenticator, delivery: FileDelivery, publishing: PublishEndpoint) {
+                 publishers: BasicAuthenticator, delivery: FileDelivery, publishing: PublishEndpoint,
+                 readerSessions: ReaderSessions) {
         self.configuration = configuration; self.environment = environment; self.dispatcher = dispatcher
         self.apiClients = apiClients; self.publishers = publishers; self.delivery = delivery; self.publishing = publishing
+        self.readerSessions = readerSessions
     }
 }
 

@@ -69,6 +69,41 @@ public struct KioskService: Sendable {
         return (offered, contents)
     }
 
+    /// The OS recorded for downloads from the reader web kiosk.
+    public static let webOS = "web"
+
+    /// The reader web kiosk's issue page: the issue's contents when `userID` (nil: an anonymous reader)
+    /// is entitled, decided as for `getEdicio` — a free line, or a subscription valid on `date`; with no
+    /// device there is no demo grant. Records the download with the `web` OS.
+    public func openIssueOnWeb(appKey: String, userID: Int?, editionID: Int,
+                               date: IssueDate) async throws -> (OfferedEdition, IssueContents) {
+        let offered = try await requireOffered(appKey: appKey, editionID: editionID)
+        guard let contents = try await store.issueContents(editionID: editionID, date: date) else {
+            throw KioskError.noPublishedIssue(editionID: editionID, date: date)
+        }
+        var held: [Subscription] = []
+        if let userID { held = try await store.subscriptions(userID: userID) }
+        guard Entitlement.withoutDemo(line: offered.line, subscriptions: held, issueDate: date) != nil else {
+            throw KioskError.notEntitled(editionID: editionID, date: date)
+        }
+        try await store.recordDownload(DownloadRecord(
+            editionID: editionID, date: date, appKey: appKey, identityKey: "", userID: userID ?? 0,
+            claimedUserID: "", deviceKey: "", os: Self.webOS, time: clock.now))
+        return (offered, contents)
+    }
+
+    /// The editions `userID` subscribes to among those `appKey` offers, with the last date each covers.
+    public func subscriptions(appKey: String, userID: Int) async throws -> [(edition: OfferedEdition, until: IssueDate)] {
+        let subscriptions = try await store.subscriptions(userID: userID)
+        var result: [(edition: OfferedEdition, until: IssueDate)] = []
+        for editionID in Set(subscriptions.map(\.editionID)).sorted() {
+            guard let offered = try await store.offeredEdition(appKey: appKey, editionID: editionID),
+                  let until = subscriptions.filter({ $0.editionID == editionID }).map(\.until).max() else { continue }
+            result.append((offered, until))
+        }
+        return result.sorted { $0.edition.line.order < $1.edition.line.order }
+    }
+
     // MARK: Sign-in
 
     /// The result of `registrar` and `consumirDemo`.

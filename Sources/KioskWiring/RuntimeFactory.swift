@@ -51,6 +51,9 @@ struct RuntimeFactory: Sendable {
         return KioskRuntime(
             configuration: configuration, environment: environment, dispatcher: dispatcher,
             apiClients: BasicAuthenticator(accounts: configuration.apiClients), publishers: publishers,
-            delivery: delivery, publishing: publishing)
+            delivery: delivery, publishing: publishing,
+            readerSessions: ReaderSessions(
+                secret: secrets.webSessionKey, lifetimeSeconds: configuration.webSessionLifetimeSeconds,
+                secure: configuration.server.tls != nil || configuration.publicURL.hasPrefix("https://")))
     }
 }

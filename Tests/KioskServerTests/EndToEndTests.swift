@@ -31,7 +31,9 @@ import Testing
         #expect(report["demo"] as? [String] == ["1", "1", ""])
         #expect(report["issue"] as? [String] == ["1", "2025-06-02", "4", "64", "true"])
         #expect(report["seccions"] as? [String] == ["Portada", "Política", "Esports", "Contraportada"])
-        #expect(report["hash"] as? [String] == ["https://presencia.example.cat", "", "https://presencia.example.cat/?hash="])
+        // Presència has no web_kiosk in the sample configuration: Kiosk's own web kiosk.
+        let ownKiosk = "http://127.0.0.1:\(server.port)/web/presencia"
+        #expect(report["hash"] as? [String] == [ownKiosk, "", ownKiosk + "/?hash="])
         #expect(report["wrong_credentials"] as? Int == 6)
         #expect(report["unknown_app"] as? Int == 1)
         #expect(report["not_offered"] as? Int == 3)

@@ -126,8 +126,8 @@ import Testing
             "https://quiosc.example.cat/compte?hash=", "https://quiosc.example.cat/compte?hash=",
             "https://quiosc.example.cat/compte?hash=", "https://quiosc.example.cat/compte?hash=",
             "https://quiosc.example.cat/compte?hash=",
-            // No default_section: the first one listed.
-            "https://presencia.example.cat/?hash=",
+            // No web_kiosk: Kiosk's own, whose first section is the shelf.
+            metered.kiosk.configuration.publicURL + "/web/presencia/?hash=",
         ])
         let scrape = metered.scrape
         // "botiga" and "nowhere" are unknown; empty and absent names are not counted as unknown.

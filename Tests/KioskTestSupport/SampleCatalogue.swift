@@ -29,7 +29,10 @@ public enum SampleCatalogue {
             sections: [WebKiosk.Section(name: "portada", path: "/?hash="),
                        WebKiosk.Section(name: "compte", path: "/compte?hash=", aliases: ["fitxa", "usuari"])],
             defaultSection: "portada"),
-        "presencia": WebKiosk(baseURL: "https://presencia.example.cat", sections: [WebKiosk.Section(name: "portada", path: "/?hash=")]),
+        // No web_kiosk in the file: Kiosk's own, at the default public URL.
+        "presencia": WebKiosk(baseURL: "http://127.0.0.1:8080/web/presencia",
+                              sections: [WebKiosk.Section(name: "portada", path: "/?hash="),
+                                         WebKiosk.Section(name: "compte", path: "/compte?hash=")]),
     ]
 
     /// 2025-06-01 12:00 UTC, where the tests' clocks start.

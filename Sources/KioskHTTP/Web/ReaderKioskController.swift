@@ -1,0 +1,217 @@
+import Foundation
+import Hummingbird
+import KioskModels
+import KioskRPC
+
+/// The reader's web kiosk at `/web/{app}/…`, the site `hashQuiosc` links to when an app's web kiosk is
+/// Kiosk's own: the shelf, an edition's archive by month, an issue's pages, the reader's account.
+///
+/// `?hash=` (from `hashQuiosc`) on any page signs the reader in with a session cookie and redirects to the
+/// page without it. Entitlement is decided by `KioskService.openIssueOnWeb`, as for `getEdicio`.
+package struct ReaderKioskController {
+    package init() {}
+
+    package func addRoutes(to group: RouterGroup<KioskRequestContext>) {
+        group.get("/web/:app", use: page { try await $0.shelf() })
+        group.get("/web/:app/compte", use: page { try await $0.account() })
+        group.get("/web/:app/edicio/:edition", use: page { try await $0.archive() })
+        group.get("/web/:app/edicio/:edition/:date", use: page { try await $0.issue() })
+        group.post("/web/:app/sortir", use: signOut)
+    }
+
+    /// A GET page: the `hash` sign-in first, then `render`, with the kiosk's refusals as pages.
+    private func page(_ render: @escaping @Sendable (ReaderPage) async throws -> (name: String, title: String, content: Any?))
+        -> @Sendable (Request, KioskRequestContext) async throws -> Response {
+        { request, context in
+            var page = try await ReaderPage(request: request, context: context)
+            if let hash = request.uri.queryParameters.get("hash"), !hash.isEmpty {
+                if let userID = context.environment.webKioskTokens.verify(hash, now: page.now) {
+                    var response = Response(status: .seeOther, headers: [.location: request.uri.path, .cacheControl: "no-store"])
+                    response.setCookie(page.sessions.signIn(userID: userID, now: page.now))
+                    return response
+                }
+                page.notice = page.text["link_expired"]
+            }
+            do {
+                let (name, title, content) = try await render(page)
+                return page.response(.ok, template: name, title: title, content: content)
+            } catch let error as KioskError {
+                let status = KioskHTTPError.webStatus(for: error)
+                let heading = page.text[status == .forbidden ? "not_entitled" : "not_found"] ?? ""
+                let hint = status == .forbidden ? page.text["not_entitled_hint"] : nil
+                return page.response(status, template: "message", title: heading,
+                                     content: MessageView(heading: heading, hint: hint, base: page.base))
+            }
+        }
+    }
+
+    @Sendable private func signOut(_ request: Request, context: KioskRequestContext) async throws -> Response {
+        let page = try await ReaderPage(request: request, context: context)
+        let body = try await request.body.collect(upTo: 4096)
+        let form = String(buffer: body)
+        let token = URLComponents(string: "?" + form)?.queryItems?.first(where: { $0.name == "csrf" })?.value ?? ""
+        guard let session = page.session, page.sessions.acceptsCSRF(token, session: session.cookie) else {
+            throw KioskHTTPError.forbidden("the form is missing its CSRF token or it does not match the session; reload the page and try again")
+        }
+        var response = Response(status: .seeOther, headers: [.location: page.base + "/", .cacheControl: "no-store"])
+        response.setCookie(page.sessions.signOut())
+        return response
+    }
+}
+
+/// One request to the web kiosk: the app, the reader (if signed in), the language, and the page views.
+struct ReaderPage: Sendable {
+    let app: App
+    let environment: KioskRPCEnvironment
+    let sessions: ReaderSessions
+    let language: WebLanguage
+    let text: [String: String]
+    let session: (cookie: String, userID: Int)?
+    let user: User?
+    let base: String
+    let now: Int64
+    let parameters: Parameters
+    let query: String?
+    let contentSecurityPolicy: String
+    var notice: String?
+
+    init(request: Request, context: KioskRequestContext) async throws {
+        environment = context.environment
+        sessions = context.runtime.readerSessions
+        now = environment.service.clock.now
+        language = WebLanguage(acceptLanguage: request.headers[.acceptLanguage])
+        text = language.strings
+        parameters = context.parameters
+        query = request.uri.queryParameters.get("mes")
+        let appKey = context.parameters.get("app") ?? ""
+        guard let app = try await environment.service.store.app(key: appKey) else {
+            throw KioskHTTPError.notFound("no app \"\(appKey.prefix(64))\" in this kiosk")
+        }
+        self.app = app
+        base = "/web/" + (appKey.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? appKey)
+        let session = sessions.session(of: request, now: now)
+        var user: User?
+        if let session { user = try await environment.service.store.user(id: session.userID) }
+        self.session = user == nil ? nil : session
+        self.user = user
+        contentSecurityPolicy = "default-src 'none'; img-src 'self' \(context.runtime.configuration.publicURL); "
+            + "style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+    }
+
+    private var readerID: Int? { user?.id }
+    private func link(_ path: String) -> String { environment.links.link(to: path, now: now) }
+    private func editionID() throws -> Int {
+        guard let id = parameters.get("edition").flatMap({ Int($0) }) else { throw KioskError.editionNotOffered(editionID: 0, appKey: app.key) }
+        return id
+    }
+
+    // MARK: Pages
+
+    func shelf() async throws -> (name: String, title: String, content: Any?) {
+        let listings = try await environment.service.editions(appKey: app.key, identityKey: "")
+        let editions = listings.map { listing in
+            ShelfView.Edition(
+                title: listing.offered.publicationName, edition: listing.offered.edition.name,
+                date: listing.newest.date.description, coverURL: listing.newest.coverPath.map(link) ?? "",
+                archiveURL: "\(base)/edicio/\(listing.offered.edition.id)",
+                issueURL: "\(base)/edicio/\(listing.offered.edition.id)/\(listing.newest.date)",
+                access: text[listing.offered.line.access == .free ? "free" : "subscribers"] ?? "")
+        }
+        return ("shelf", text["shelf"] ?? "", ShelfView(editions: editions))
+    }
+
+    func archive() async throws -> (name: String, title: String, content: Any?) {
+        let service = environment.service
+        let editionID = try editionID()
+        let (offered, newest) = try await service.issues(appKey: app.key, identityKey: "", editionID: editionID,
+                                                         from: nil, direction: .descending, limit: 1)
+        guard let month = Month(query ?? "") ?? newest.first.map({ Month($0.date) }) else {
+            throw KioskError.noPublishedIssue(editionID: editionID, date: nil)
+        }
+        let (_, inMonth) = try await service.issues(appKey: app.key, identityKey: "", editionID: editionID,
+                                                    from: month.last, direction: .descending, limit: 31)
+        let (_, before) = try await service.issues(appKey: app.key, identityKey: "", editionID: editionID,
+                                                   from: month.first.adding(days: -1), direction: .descending, limit: 1)
+        let (_, after) = try await service.issues(appKey: app.key, identityKey: "", editionID: editionID,
+                                                  from: month.last.adding(days: 1), direction: .ascending, limit: 1)
+        let archiveURL = "\(base)/edicio/\(editionID)"
+        let view = ArchiveView(
+            title: offered.publicationName, edition: offered.edition.name, monthLabel: month.label(language),
+            previousURL: before.first.map { "\(archiveURL)?mes=\(Month($0.date))" },
+            previousLabel: before.first.map { Month($0.date).label(language) },
+            nextURL: after.first.map { "\(archiveURL)?mes=\(Month($0.date))" },
+            nextLabel: after.first.map { Month($0.date).label(language) },
+            issues: inMonth.filter { month.contains($0.date) }.map {
+                ArchiveView.Issue(date: $0.date.description, url: "\(archiveURL)/\($0.date)", coverURL: $0.coverPath.map(link) ?? "")
+            })
+        return ("archive", "\(text["archive"] ?? "") · \(offered.edition.name)", view)
+    }
+
+    func issue() async throws -> (name: String, title: String, content: Any?) {
+        let editionID = try editionID()
+        guard let date = parameters.get("date").flatMap({ IssueDate($0) }) else {
+            throw KioskError.noPublishedIssue(editionID: editionID, date: nil)
+        }
+        let (offered, contents) = try await environment.service.openIssueOnWeb(appKey: app.key, userID: readerID,
+                                                                               editionID: editionID, date: date)
+        let bundle = try await environment.bundles.bundle(for: contents, offered: offered)
+        let view = IssueView(
+            title: offered.publicationName, edition: offered.edition.name, date: date.description,
+            archiveURL: "\(base)/edicio/\(editionID)?mes=\(Month(date))",
+            bundleURL: link(bundle.path), bundleSize: String(bundle.size), bundleSHA256: bundle.sha256,
+            pages: contents.pages.map {
+                IssueView.Page(number: $0.number, section: $0.section.name, jpgURL: link($0.files.jpg),
+                               jpgAURL: link($0.files.jpgA), pdfURL: link($0.files.pdf))
+            })
+        return ("issue", "\(offered.edition.name) · \(date)", view)
+    }
+
+    func account() async throws -> (name: String, title: String, content: Any?) {
+        guard let user else { return ("account", text["account"] ?? "", nil) }
+        let subscriptions = try await environment.service.subscriptions(appKey: app.key, userID: user.id)
+        let view = AccountView(
+            name: user.name.isEmpty ? user.username : user.name, username: user.username, email: user.email,
+            hasSubscriptions: !subscriptions.isEmpty,
+            subscriptions: subscriptions.map {
+                AccountView.Subscription(edition: "\($0.edition.publicationName) · \($0.edition.edition.name)", until: $0.until.description)
+            })
+        return ("account", text["account"] ?? "", view)
+    }
+
+    // MARK: Answer
+
+    func response(_ status: HTTPResponse.Status, template: String, title: String, content: Any?) -> Response {
+        let frame = PageFrame(
+            lang: language.rawValue, t: text, title: title, appName: app.name, base: base,
+            reader: user.map { user in
+                PageFrame.Reader(name: user.name.isEmpty ? user.username : user.name,
+                                 csrf: session.map { sessions.csrfToken(session: $0.cookie) } ?? "")
+            },
+            notice: notice, content: content)
+        let html = WebTemplates.render(template, frame)
+        return Response(status: status, headers: [
+            .contentType: "text/html; charset=utf-8", .cacheControl: "private, no-store",
+            .contentLanguage: language.rawValue, .vary: "Accept-Language, Cookie",
+            .contentSecurityPolicy: contentSecurityPolicy, .xContentTypeOptions: "nosniff",
+        ], body: ResponseBody(byteBuffer: ByteBuffer(string: html)))
+    }
+}
+
+/// A calendar month of the archive (`YYYY-MM` in URLs).
+struct Month: Sendable, CustomStringConvertible {
+    let year: Int
+    let month: Int
+    init(_ date: IssueDate) { year = date.year; month = date.month }
+    init?(_ text: String) {
+        guard text.utf8.count == 7, let date = IssueDate(text + "-01") else { return nil }
+        self.init(date)
+    }
+    var first: IssueDate { IssueDate(year: year, month: month, day: 1)! }
+    var last: IssueDate {
+        let next = month == 12 ? IssueDate(year: year + 1, month: 1, day: 1)! : IssueDate(year: year, month: month + 1, day: 1)!
+        return next.adding(days: -1)
+    }
+    func contains(_ date: IssueDate) -> Bool { date.year == year && date.month == month }
+    func label(_ language: WebLanguage) -> String { "\(language.months[month - 1]) \(year)" }
+    var description: String { "\(year)-\(month < 10 ? "0" : "")\(month)" }
+}

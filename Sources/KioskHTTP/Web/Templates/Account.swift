@@ -1,0 +1,17 @@
+extension WebTemplates {
+    /// `/web/{app}/compte`: who the reader is and the subscriptions they hold.
+    static let account = #"""
+    {{<layout}}{{$main}}
+    <h1>{{t.account}}</h1>
+    {{^reader}}<p>{{t.anonymous}}</p><p>{{t.sign_in_from_app}}</p>{{/reader}}
+    {{#content}}
+    <dl><dt>{{t.signed_in_as}}</dt><dd>{{name}} ({{username}})</dd>{{#email}}<dt>E-mail</dt><dd>{{email}}</dd>{{/email}}</dl>
+    <h2 id="subscriptions">{{t.subscriptions}}</h2>
+    {{^subscriptions}}<p>{{t.no_subscriptions}}</p>{{/subscriptions}}
+    <table aria-labelledby="subscriptions">{{#hasSubscriptions}}<thead><tr><th scope="col">{{t.edition}}</th><th scope="col">{{t.until}}</th></tr></thead>{{/hasSubscriptions}}
+    <tbody>{{#subscriptions}}<tr><td>{{edition}}</td><td><time datetime="{{until}}">{{until}}</time></td></tr>{{/subscriptions}}</tbody>
+    </table>
+    {{/content}}
+    {{/main}}{{/layout}}
+    """#
+}

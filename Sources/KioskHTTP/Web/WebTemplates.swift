@@ -1,0 +1,22 @@
+import Mustache
+
+/// The web pages' Mustache templates, compiled once. They live in `Web/Templates/*.swift` as Swift
+/// string literals so the one executable carries them (the deployment is a single static binary).
+package enum WebTemplates {
+    package static let library: MustacheLibrary = {
+        var library = MustacheLibrary()
+        let templates = ["layout": layout, "shelf": shelf, "archive": archive, "issue": issue,
+                         "account": account, "message": message]
+        for (name, text) in templates {
+            // A template that does not parse is a programming error caught by the first test that renders it.
+            do { try library.register(text, named: name) } catch { preconditionFailure("template \(name): \(error)") }
+        }
+        return library
+    }()
+
+    /// Renders the page `name` with `context` (HTML-escaped by Mustache wherever `{{…}}` is used).
+    package static func render(_ name: String, _ context: Any) -> String {
+        guard let html = library.render(context, withTemplate: name) else { preconditionFailure("no template \(name)") }
+        return html
+    }
+}

@@ -1,0 +1,45 @@
+/// What the web templates read. Mustache looks names up by reflection, so these are plain values.
+struct PageFrame {
+    struct Reader { var name: String; var csrf: String }
+    var lang: String
+    /// The page's words in its language (`{{t.key}}`).
+    var t: [String: String]
+    var title: String
+    var appName: String
+    /// `/web/{app}`.
+    var base: String
+    var reader: Reader?
+    var notice: String?
+    var content: Any?
+}
+
+struct ShelfView {
+    struct Edition { var title, edition, date, coverURL, archiveURL, issueURL, access: String }
+    var editions: [Edition]
+}
+
+struct ArchiveView {
+    struct Issue { var date, url, coverURL: String }
+    var title, edition, monthLabel: String
+    var previousURL, previousLabel, nextURL, nextLabel: String?
+    var issues: [Issue]
+}
+
+struct IssueView {
+    struct Page { var number: Int; var section, jpgURL, jpgAURL, pdfURL: String }
+    var title, edition, date, archiveURL, bundleURL, bundleSize, bundleSHA256: String
+    var pages: [Page]
+}
+
+struct AccountView {
+    struct Subscription { var edition, until: String }
+    var name, username, email: String
+    var hasSubscriptions: Bool
+    var subscriptions: [Subscription]
+}
+
+struct MessageView {
+    var heading: String
+    var hint: String?
+    var base: String
+}
