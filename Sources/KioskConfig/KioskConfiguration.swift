@@ -261,6 +261,9 @@ extension KioskConfiguration {
         })
     }
 
+    /// Readers reach Kiosk over TLS (its own, or a proxy's at an `https` public URL): cookies are `Secure`.
+    package var servesTLS: Bool { server.tls != nil || publicURL.hasPrefix("https://") }
+
     package var publicURL: String {
         let url = server.publicURL ?? "http://\(server.host.contains(":") ? "[\(server.host)]" : server.host):\(server.port)"
         return url.hasSuffix("/") ? String(url.dropLast()) : url

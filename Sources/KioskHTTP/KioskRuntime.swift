@@ -17,12 +17,12 @@ package struct KioskRuntime: Sendable {
     /// `PUT`/`DELETE /publish/…`.
     package let publishing: PublishEndpoint
     /// The reader web kiosk's sessions (`/web/…`).
-    package let readerSessions: ReaderSessions
+    package let readerSessions: WebSessions
 
     package init(configuration: KioskConfiguration, environment: KioskRPCEnvironment,
                  dispatcher: XMLRPCDispatcher<KioskRequestContext>, apiClients: BasicAuthenticator,
                  publishers: BasicAuthenticator, delivery: FileDelivery, publishing: PublishEndpoint,
-                 readerSessions: ReaderSessions) {
+                 readerSessions: WebSessions) {
         self.configuration = configuration; self.environment = environment; self.dispatcher = dispatcher
         self.apiClients = apiClients; self.publishers = publishers; self.delivery = delivery; self.publishing = publishing
         self.readerSessions = readerSessions

@@ -52,8 +52,8 @@ struct RuntimeFactory: Sendable {
             configuration: configuration, environment: environment, dispatcher: dispatcher,
             apiClients: BasicAuthenticator(accounts: configuration.apiClients), publishers: publishers,
             delivery: delivery, publishing: publishing,
-            readerSessions: ReaderSessions(
-                secret: secrets.webSessionKey, lifetimeSeconds: configuration.webSessionLifetimeSeconds,
-                secure: configuration.server.tls != nil || configuration.publicURL.hasPrefix("https://")))
+            readerSessions: WebSessions(
+                cookieName: "kiosk_reader", path: "/web", secret: secrets.webSessionKey,
+                lifetimeSeconds: configuration.webSessionLifetimeSeconds, secure: configuration.servesTLS))
     }
 }

@@ -97,7 +97,9 @@ import Testing
                 #expect(Self.text(page).contains("L&#39;enllaç ha caducat"))
             }
             // A tampered cookie is an anonymous reader.
-            let tampered = cookie.replacingOccurrences(of: "kiosk_reader=\(userID).", with: "kiosk_reader=\(userID + 1).")
+            let payload = Base64URL.encode(Array(String(userID).utf8)), forged = Base64URL.encode(Array(String(userID + 1).utf8))
+            let tampered = cookie.replacingOccurrences(of: "kiosk_reader=\(payload).", with: "kiosk_reader=\(forged).")
+            #expect(tampered != cookie)
             #expect(try await client.execute(uri: "/web/quiosc/edicio/1/2025-06-10", method: .get,
                                              headers: [.cookie: tampered]).status == .forbidden)
             // The session ends with its lifetime.

@@ -27,7 +27,7 @@ package struct ReaderKioskController {
             if let hash = request.uri.queryParameters.get("hash"), !hash.isEmpty {
                 if let userID = context.environment.webKioskTokens.verify(hash, now: page.now) {
                     var response = Response(status: .seeOther, headers: [.location: request.uri.path, .cacheControl: "no-store"])
-                    response.setCookie(page.sessions.signIn(userID: userID, now: page.now))
+                    response.setCookie(page.sessions.signIn(String(userID), now: page.now))
                     return response
                 }
                 page.notice = page.text["link_expired"]
@@ -50,7 +50,7 @@ package struct ReaderKioskController {
         let body = try await request.body.collect(upTo: 4096)
         let form = String(buffer: body)
         let token = URLComponents(string: "?" + form)?.queryItems?.first(where: { $0.name == "csrf" })?.value ?? ""
-        guard let session = page.session, page.sessions.acceptsCSRF(token, session: session.cookie) else {
+        guard let session = page.session, page.sessions.acceptsCSRF(token, binding: session.cookie) else {
             throw KioskHTTPError.forbidden("the form is missing its CSRF token or it does not match the session; reload the page and try again")
         }
         var response = Response(status: .seeOther, headers: [.location: page.base + "/", .cacheControl: "no-store"])
@@ -63,10 +63,10 @@ package struct ReaderKioskController {
 struct ReaderPage: Sendable {
     let app: App
     let environment: KioskRPCEnvironment
-    let sessions: ReaderSessions
+    let sessions: WebSessions
     let language: WebLanguage
     let text: [String: String]
-    let session: (cookie: String, userID: Int)?
+    let session: WebSessions.Session?
     let user: User?
     let base: String
     let now: Int64
@@ -91,7 +91,7 @@ struct ReaderPage: Sendable {
         base = "/web/" + (appKey.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? appKey)
         let session = sessions.session(of: request, now: now)
         var user: User?
-        if let session { user = try await environment.service.store.user(id: session.userID) }
+        if let userID = session.flatMap({ Int($0.payload) }) { user = try await environment.service.store.user(id: userID) }
         self.session = user == nil ? nil : session
         self.user = user
         contentSecurityPolicy = "default-src 'none'; img-src 'self' \(context.runtime.configuration.publicURL); "
@@ -185,7 +185,7 @@ struct ReaderPage: Sendable {
             lang: language.rawValue, t: text, title: title, appName: app.name, base: base,
             reader: user.map { user in
                 PageFrame.Reader(name: user.name.isEmpty ? user.username : user.name,
-                                 csrf: session.map { sessions.csrfToken(session: $0.cookie) } ?? "")
+                                 csrf: session.map { sessions.csrfToken($0) } ?? "")
             },
             notice: notice, content: content)
         let html = WebTemplates.render(template, frame)
