@@ -13,6 +13,7 @@ public struct StoreConformance: Sendable {
         case catalogueSync, catalogueLookups, editionListings, issueListings, issueContents, publishing
         case users, subscriptions, identities, importedIdentities, activity, downloads
         case demoQuota, demoGrants, signInFailures, statistics, catalogueVersion
+        case console
     }
 
     let makeStore: StoreFactory
@@ -39,6 +40,7 @@ public struct StoreConformance: Sendable {
         case .signInFailures: try await signInFailures()
         case .statistics: try await statistics()
         case .catalogueVersion: try await catalogueVersion()
+        case .console: try await console()
         }
     }
 

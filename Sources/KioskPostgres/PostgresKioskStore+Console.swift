@@ -1,0 +1,44 @@
+import KioskModels
+import PostgresNIO
+
+extension PostgresKioskStore {
+    public func catalogue() async throws -> Catalogue {
+        try await read { [self] c in
+            let publications = try await c.rows("SELECT id, name FROM publications ORDER BY id", (Int, String).self, logger: logger)
+            let editions = try await c.rows("SELECT id, publication_id, name, created_on FROM editions ORDER BY id",
+                                            (Int, Int, String, String).self, logger: logger)
+            let apps = try await c.rows("SELECT key, name, demo_quota FROM apps ORDER BY key", (String, String, Int).self, logger: logger)
+            let lines = try await c.rows("SELECT app_key, edition_id, sort_order, access FROM tariff_lines ORDER BY app_key, sort_order",
+                                         (String, Int, Int, String).self, logger: logger)
+            return Catalogue(
+                publications: publications.map { Publication(id: $0.0, name: $0.1) },
+                editions: editions.map { Edition(id: $0.0, publicationID: $0.1, name: $0.2, createdOn: IssueDate($0.3) ?? IssueDate(daysSinceEpoch: 0)) },
+                apps: apps.map { App(key: $0.0, name: $0.1, demoQuota: $0.2) },
+                tariffLines: lines.map { TariffLine(appKey: $0.0, editionID: $0.1, order: $0.2, access: LineAccess(rawValue: $0.3) ?? .subscribers) })
+        }
+    }
+
+    public func findUsers(matching text: String, limit: Int) async throws -> [User] {
+        let pattern = "%" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%")
+            .replacingOccurrences(of: "_", with: "\\_") + "%"
+        return try await read { [self] c in
+            try await c.rows("""
+                SELECT \(unescaped: Self.userColumns) FROM users
+                WHERE username ILIKE \(pattern) OR name ILIKE \(pattern) OR email ILIKE \(pattern)
+                ORDER BY lower(username) LIMIT \(limit)
+                """, (Int, String, String, String, String).self, logger: logger).map(Self.user)
+        }
+    }
+
+    public func setPasswordHash(username: String, to hash: String) async throws -> Bool {
+        try await write { [self] c in
+            try await c.run("UPDATE users SET password_hash = \(hash) WHERE lower(username) = lower(\(username)) RETURNING id", logger: logger) > 0
+        }
+    }
+
+    public func clearSignInFailures(username: String) async throws -> Int {
+        try await write { [self] c in
+            try await c.run("DELETE FROM sign_in_failures WHERE lower(username) = lower(\(username)) RETURNING id", logger: logger)
+        }
+    }
+}

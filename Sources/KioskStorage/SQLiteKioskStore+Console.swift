@@ -1,0 +1,41 @@
+import GRDB
+import KioskModels
+
+extension SQLiteKioskStore {
+    public func catalogue() async throws -> Catalogue {
+        try await pool.read { db in
+            Catalogue(
+                publications: try PublicationRecord.order(PublicationRecord.Columns.id).fetchAll(db)
+                    .map { Publication(id: $0.id, name: $0.name) },
+                editions: try EditionRecord.order(EditionRecord.Columns.id).fetchAll(db).map(\.edition),
+                apps: try AppRecord.order(AppRecord.Columns.key).fetchAll(db).map(\.app),
+                tariffLines: try TariffLineRecord.order(TariffLineRecord.Columns.appKey, TariffLineRecord.Columns.sortOrder)
+                    .fetchAll(db).map(\.line))
+        }
+    }
+
+    public func findUsers(matching text: String, limit: Int) async throws -> [User] {
+        let pattern = "%" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%")
+            .replacingOccurrences(of: "_", with: "\\_") + "%"
+        return try await pool.read { db in
+            try UserRecord.fetchAll(db, sql: """
+                SELECT * FROM users WHERE username LIKE ?1 ESCAPE '\\' OR name LIKE ?1 ESCAPE '\\' OR email LIKE ?1 ESCAPE '\\'
+                ORDER BY username LIMIT ?2
+                """, arguments: [pattern, limit]).map(\.user)
+        }
+    }
+
+    public func setPasswordHash(username: String, to hash: String) async throws -> Bool {
+        try await pool.write { db in
+            try db.execute(sql: "UPDATE users SET password_hash = ? WHERE username = ?", arguments: [hash, username])
+            return db.changesCount > 0
+        }
+    }
+
+    public func clearSignInFailures(username: String) async throws -> Int {
+        try await pool.write { db in
+            try db.execute(sql: "DELETE FROM sign_in_failures WHERE username = ?", arguments: [username])
+            return db.changesCount
+        }
+    }
+}

@@ -1,0 +1,42 @@
+import KioskModels
+import Testing
+
+extension StoreConformance {
+    /// The console's reads and writes: the stored catalogue round-trips through a sync; users are found by
+    /// any part of their name, username or e-mail (LIKE's wildcards taken literally); a password is reset;
+    /// a lock-out is cleared.
+    func console() async throws {
+        let store = try await store()
+        let stored = try await store.catalogue()
+        #expect(stored.apps.map(\.key) == ["presencia", "quiosc"])
+        #expect(stored.publications.map(\.id) == [1, 3] && stored.editions.map(\.id) == [1, 2, 8])
+        #expect(stored.tariffLines.filter { $0.appKey == "quiosc" }.map(\.editionID) == [1, 2, 8], "by order")
+        #expect(try await store.syncCatalogue(stored, dryRun: true).isEmpty, "what is read is what is there")
+        var lowered = stored
+        lowered.apps = lowered.apps.map { App(key: $0.key, name: $0.name, demoQuota: $0.key == "quiosc" ? 1 : $0.demoQuota) }
+        #expect(try await store.syncCatalogue(lowered, dryRun: false) == ["update app quiosc (demo quota 1)"])
+        #expect(try await store.catalogue().apps.first { $0.key == "quiosc" }?.demoQuota == 1)
+
+        _ = try await store.addUser(username: "anna", name: "Anna Puig", email: "anna@example.cat", passwordHash: "h1", at: Self.t0)
+        _ = try await store.addUser(username: "bernat_50", name: "Bernat", email: "b@100%.cat", passwordHash: "h2", at: Self.t0)
+        _ = try await store.addUser(username: "carla", name: "Carla Vila", email: "carla@example.org", passwordHash: "h3", at: Self.t0)
+        #expect(try await store.findUsers(matching: "PUIG", limit: 10).map(\.username) == ["anna"])
+        #expect(try await store.findUsers(matching: "example", limit: 10).map(\.username) == ["anna", "carla"])
+        #expect(try await store.findUsers(matching: "example", limit: 1).map(\.username) == ["anna"])
+        #expect(try await store.findUsers(matching: "_5", limit: 10).map(\.username) == ["bernat_50"], "_ is literal")
+        #expect(try await store.findUsers(matching: "%", limit: 10).map(\.username) == ["bernat_50"], "% is literal")
+        #expect(try await store.findUsers(matching: "", limit: 10).count == 3)
+
+        #expect(try await store.setPasswordHash(username: "Carla", to: "h4"), "usernames match in any case")
+        #expect(try await store.user(username: "carla")?.passwordHash == "h4")
+        #expect(try await store.setPasswordHash(username: "nobody", to: "h5") == false)
+
+        for offset in 0..<3 {
+            _ = try await store.beginSignInAttempt(username: "anna", deviceKey: "d\(offset)", since: Self.t0,
+                                                   maxFailures: 10, at: Self.t0 + Int64(offset))
+        }
+        #expect(try await store.signInFailures(username: "anna", deviceKey: nil, since: Self.t0).username == 3)
+        #expect(try await store.clearSignInFailures(username: "ANNA") == 3)
+        #expect(try await store.signInFailures(username: "anna", deviceKey: "d1", since: Self.t0) == (0, 0))
+    }
+}
