@@ -61,7 +61,8 @@ extension KioskConfiguration {
         if metrics.loopbackOnly == false && metrics.credentials.isEmpty {
             throw fail("metrics.loopback_only", "false without metrics.credentials would let anyone scrape /metrics; add credentials or keep it true")
         }
-        for (label, list) in [("api_clients", apiClients), ("publishers", publishers), ("metrics.credentials", metrics.credentials)] {
+        for (label, list) in [("api_clients", apiClients), ("publishers", publishers), ("metrics.credentials", metrics.credentials),
+                              ("operators", operators.map(\.credential))] {
             var seen = Set<String>()
             for (index, credential) in list.enumerated() {
                 let key = "\(label)[\(index)]"

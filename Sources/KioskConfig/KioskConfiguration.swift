@@ -12,6 +12,7 @@ package struct KioskConfiguration: Codable, Sendable, Equatable {
         case signIn = "sign_in", webKioskTokenLifetimeSeconds = "web_kiosk_token_lifetime_seconds"
         case webSessionLifetimeSeconds = "web_session_lifetime_seconds"
         case secretFile = "secret_file", apiClients = "api_clients"
+        case operators, catalogueSource = "catalogue_source"
     }
 
     package var server = Server()
@@ -25,6 +26,12 @@ package struct KioskConfiguration: Codable, Sendable, Equatable {
     package var secretFile: String?
     package var apiClients: [Credential] = []
     package var publishers: [Credential] = []
+    /// Who may sign in to the operator console (`/admin`), and what they may do there.
+    package var operators: [OperatorEntry] = []
+    /// Where the catalogue (publications, editions, apps, tariff lines, demo quotas) is kept: `file` makes
+    /// this file the truth at every start and reload; `console` lets the file seed an empty database once,
+    /// then the database (edited in the console) is the truth and the file is applied only on request.
+    package var catalogueSource: CatalogueSource = .file
     package var publications: [PublicationEntry] = []
     package var apps: [AppEntry] = []
 
@@ -123,6 +130,25 @@ package struct KioskConfiguration: Codable, Sendable, Equatable {
         package var username: String
         package var passwordHash: String
         package init(username: String, passwordHash: String) { self.username = username; self.passwordHash = passwordHash }
+    }
+
+    /// An operator of the console: `operator` may do everything, `editor` may only publish and withdraw.
+    package struct OperatorEntry: Codable, Sendable, Equatable {
+        package enum CodingKeys: String, CodingKey {
+            case username, role
+            case passwordHash = "password_hash"
+        }
+        package var username: String
+        package var passwordHash: String
+        package var role: OperatorRole
+        package init(username: String, passwordHash: String, role: OperatorRole) {
+            self.username = username; self.passwordHash = passwordHash; self.role = role
+        }
+        package var credential: Credential { Credential(username: username, passwordHash: passwordHash) }
+    }
+
+    package enum CatalogueSource: String, Codable, Sendable, Equatable {
+        case file, console
     }
 
     package struct PublicationEntry: Codable, Sendable, Equatable {

@@ -10,3 +10,13 @@ public protocol ConsoleStore: Sendable {
     /// Forgets the failed sign-ins of `username` (a lock-out ends); returns how many there were.
     func clearSignInFailures(username: String) async throws -> Int
 }
+
+/// What an operator of the console may do.
+public enum OperatorRole: String, Sendable, Hashable, Codable, CaseIterable {
+    /// Publishes and withdraws issues, and sees the dashboard.
+    case editor
+    /// Everything an editor may, and configures: apps, tariff lines, demo quotas, readers.
+    case `operator`
+
+    public var mayConfigure: Bool { self == .operator }
+}

@@ -1,3 +1,4 @@
+import KioskConfig
 import Logging
 import ServiceLifecycle
 import UnixSignals
@@ -17,10 +18,12 @@ struct ConfigurationReloader: Service {
                 var configuration = try source.load()
                 configuration.server.host = host
                 configuration.server.port = runtime.runtime.configuration.server.port   // the bound one
-                let changes = try await factory.store.syncCatalogue(configuration.catalogue, dryRun: false)
+                let outcome = try await configuration.syncCatalogue(into: factory.store)
                 runtime.replace(with: try factory.makeRuntime(configuration))
                 factory.metrics?.configurationReloaded(ok: true)
-                logger.notice("configuration reloaded", metadata: ["changes": .string(changes.isEmpty ? "none" : changes.joined(separator: "; "))])
+                logger.notice("configuration reloaded", metadata: [
+                    "changes": .string(outcome.applied.isEmpty ? "none" : outcome.applied.joined(separator: "; "))])
+                CatalogueSyncReport.log(CatalogueSyncOutcome(keptFromConsole: outcome.keptFromConsole), logger: logger)
             } catch {
                 factory.metrics?.configurationReloaded(ok: false)
                 logger.error("configuration reload failed; keeping the previous one", metadata: ["error": .string("\(error)")])

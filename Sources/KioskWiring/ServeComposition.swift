@@ -38,8 +38,7 @@ public struct ServeComposition: Sendable {
         let logger = Logger(label: "kiosk")
 
         let store = try await DatabaseWiring.open(configuration)
-        let changes = try await store.syncCatalogue(configuration.catalogue, dryRun: false)
-        for change in changes { logger.info("configuration: \(change)") }
+        CatalogueSyncReport.log(try await configuration.syncCatalogue(into: store), logger: logger)
         try await prepare?(store, logger)
         let secrets = try Secrets.load(configuration: configuration, database: try DatabaseLocation(configuration.server.database),
                                        logger: logger)

@@ -5,7 +5,7 @@ import KioskHTTP
 /// `KioskServer config check`: validates the configuration and shows what a start would change.
 struct ConfigCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "config", abstract: "Work with the configuration.", subcommands: [Check.self])
+        commandName: "config", abstract: "Work with the configuration.", subcommands: [Check.self, Export.self, Apply.self])
 
     struct Check: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
@@ -23,6 +23,37 @@ struct ConfigCommand: AsyncParsableCommand {
             printOutput(changes.isEmpty ? "database \(configuration.server.database): up to date"
                                         : "database \(configuration.server.database) would change:")
             for change in changes { printOutput("  " + change) }
+        }
+    }
+}
+
+extension ConfigCommand {
+    /// `config export`: the database's catalogue (what the console edits) as the file's YAML sections.
+    struct Export: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Print the database's catalogue (publications, apps, tariff lines, demo quotas) as YAML for the configuration file.")
+        @OptionGroup var options: StoreOptions
+
+        func run() async throws {
+            let configuration = try options.loadConfiguration()
+            let store = try await StoreOptions.openStore(configuration)
+            printOutput(try configuration.replacingCatalogue(with: try await store.catalogue()).catalogueYAML())
+        }
+    }
+
+    /// `config apply`: makes the database's catalogue the file's, whatever `catalogue_source` says.
+    struct Apply: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Make the database's catalogue the configuration file's (undoes console edits of the catalogue).")
+        @OptionGroup var options: StoreOptions
+
+        func run() async throws {
+            let configuration = try options.loadConfiguration()
+            let store = try await StoreOptions.openStore(configuration)
+            let outcome = try await configuration.syncCatalogue(into: store, force: true)
+            printOutput(outcome.applied.isEmpty ? "database \(configuration.server.database): up to date"
+                                                : "database \(configuration.server.database) changed:")
+            for change in outcome.applied { printOutput("  " + change) }
         }
     }
 }

@@ -34,7 +34,7 @@ struct IdentityCommand: AsyncParsableCommand {
                 throw ValidationError("\(file): \(error); nothing was imported")
             }
             let store = try await StoreOptions.openStore(configuration)
-            try await store.syncCatalogue(configuration.catalogue, dryRun: false)
+            _ = try await configuration.syncCatalogue(into: store)
             printError("writing \(rows.count) identities in one transaction…")
             let summary: IdentityImportSummary
             do {

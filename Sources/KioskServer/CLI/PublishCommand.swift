@@ -36,7 +36,7 @@ struct PublishCommand: AsyncParsableCommand {
         guard let day = IssueDate(date) else { throw ValidationError("--date must be a real day written YYYY-MM-DD, got \(date)") }
         let configuration = try options.loadConfiguration()
         let store = try await StoreOptions.openStore(configuration)
-        try await store.syncCatalogue(configuration.catalogue, dryRun: false)
+        _ = try await configuration.syncCatalogue(into: store)
         let directory = try EditionsDirectory(path: configuration.server.editions)
         let publisher = IssuePublisher(directory: directory, registry: store,
                                        publicationName: { try await store.publicationName(id: $0) },

@@ -45,7 +45,7 @@ struct UserCommand: AsyncParsableCommand {
             guard let date = IssueDate(until) else { throw ValidationError("--until: expected a date YYYY-MM-DD, got \"\(until)\"") }
             let configuration = try options.loadConfiguration()
             let store = try await StoreOptions.openStore(configuration)
-            try await store.syncCatalogue(configuration.catalogue, dryRun: false)
+            _ = try await configuration.syncCatalogue(into: store)
             try await store.subscribe(username: username, editionID: edition, until: date)
             printOutput("user \(username) subscribed to edition \(edition) until \(date)")
         }
@@ -74,7 +74,7 @@ struct UserCommand: AsyncParsableCommand {
                 throw ValidationError("\(file): \(error); nothing was imported")
             }
             let store = try await StoreOptions.openStore(configuration)
-            try await store.syncCatalogue(configuration.catalogue, dryRun: false)
+            _ = try await configuration.syncCatalogue(into: store)
             let users = try await UserImportParser.hashPasswords(rows) { done, total in
                 printError("hashing passwords: \(done)/\(total)")
             }

@@ -1,0 +1,61 @@
+import Yams
+import KioskModels
+
+extension KioskConfiguration {
+    /// This configuration with `catalogue` in place of its publications, editions, apps and tariff lines
+    /// (each app keeps its `web_kiosk`): what the console validates before a change, and what
+    /// `config export` writes.
+    package func replacingCatalogue(with catalogue: Catalogue) -> KioskConfiguration {
+        var copy = self
+        let webKiosks = Dictionary(apps.map { ($0.key, $0.webKiosk) }, uniquingKeysWith: { first, _ in first })
+        copy.publications = catalogue.publications.map { publication in
+            PublicationEntry(id: publication.id, name: publication.name, editions: catalogue.editions
+                .filter { $0.publicationID == publication.id }
+                .map { EditionEntry(id: $0.id, name: $0.name, created: $0.createdOn) })
+        }
+        copy.apps = catalogue.apps.map { app in
+            AppEntry(key: app.key, name: app.name, demoQuota: app.demoQuota, webKiosk: webKiosks[app.key] ?? nil,
+                     lines: catalogue.tariffLines.filter { $0.appKey == app.key }.sorted { $0.order < $1.order }
+                        .map { LineEntry(edition: $0.editionID, order: $0.order, access: $0.access) })
+        }
+        return copy
+    }
+}
+
+/// What bringing the file's catalogue to the database did, by `catalogue_source`.
+package struct CatalogueSyncOutcome: Sendable, Equatable {
+    /// Changes made to the database.
+    package var applied: [String] = []
+    /// Differences left alone because the database (the console) owns the catalogue: each one is what
+    /// `config apply` would change.
+    package var keptFromConsole: [String] = []
+    package init(applied: [String] = [], keptFromConsole: [String] = []) {
+        self.applied = applied; self.keptFromConsole = keptFromConsole
+    }
+}
+
+extension KioskConfiguration {
+    /// Brings the file's catalogue to the database as `catalogue_source` says: with `file`, always; with
+    /// `console`, only into a database with no app (the file seeds a new install), otherwise nothing
+    /// changes and the differences are reported so the caller can say so. `force` applies the file
+    /// whatever the source (`config apply`).
+    package func syncCatalogue(into store: any KioskDatabase, force: Bool = false) async throws -> CatalogueSyncOutcome {
+        let seeding = catalogueSource == .console ? try await store.catalogue().apps.isEmpty : false
+        if force || catalogueSource == .file || seeding {
+            return CatalogueSyncOutcome(applied: try await store.syncCatalogue(catalogue, dryRun: false))
+        }
+        return CatalogueSyncOutcome(keptFromConsole: try await store.syncCatalogue(catalogue, dryRun: true))
+    }
+}
+
+extension KioskConfiguration {
+    /// The `publications:` and `apps:` sections of the file, as YAML: `config export` writes the
+    /// database's catalogue this way, to paste over the file's (or to keep beside it).
+    package func catalogueYAML() throws -> String {
+        struct CatalogueSections: Encodable {
+            var publications: [PublicationEntry]
+            var apps: [AppEntry]
+        }
+        return try YAMLEncoder().encode(CatalogueSections(publications: publications, apps: apps))
+    }
+}
