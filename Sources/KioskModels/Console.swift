@@ -9,6 +9,28 @@ public protocol ConsoleStore: Sendable {
     func setPasswordHash(username: String, to hash: String) async throws -> Bool
     /// Forgets the failed sign-ins of `username` (a lock-out ends); returns how many there were.
     func clearSignInFailures(username: String) async throws -> Int
+    /// Appends a change to the audit log.
+    func recordAudit(_ entry: AuditEntry) async throws
+    /// The newest audit log entries first; at most `limit`.
+    func auditEntries(limit: Int) async throws -> [AuditEntry]
+}
+
+/// One change made in the console: who, what, to what, before and after, when.
+public struct AuditEntry: Sendable, Hashable {
+    /// Unix seconds.
+    public var time: Int64
+    /// The operator.
+    public var actor: String
+    /// What was done, e.g. `app.demo_quota`, `issue.withdraw`, `reader.add`.
+    public var action: String
+    /// What it was done to, e.g. `quiosc`, `1/2025-06-30`, `anna`.
+    public var subject: String
+    public var before: String
+    public var after: String
+    public init(time: Int64, actor: String, action: String, subject: String, before: String = "", after: String = "") {
+        self.time = time; self.actor = actor; self.action = action; self.subject = subject
+        self.before = before; self.after = after
+    }
 }
 
 /// What an operator of the console may do.

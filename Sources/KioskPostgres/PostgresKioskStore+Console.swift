@@ -41,4 +41,21 @@ extension PostgresKioskStore {
             try await c.run("DELETE FROM sign_in_failures WHERE lower(username) = lower(\(username)) RETURNING id", logger: logger)
         }
     }
+
+    public func recordAudit(_ entry: AuditEntry) async throws {
+        try await write { [self] c in
+            try await c.run("""
+                INSERT INTO audit_log (time, actor, action, subject, before, after)
+                VALUES (\(entry.time), \(entry.actor), \(entry.action), \(entry.subject), \(entry.before), \(entry.after))
+                """, logger: logger)
+        }
+    }
+
+    public func auditEntries(limit: Int) async throws -> [AuditEntry] {
+        try await read { [self] c in
+            try await c.rows("SELECT time, actor, action, subject, before, after FROM audit_log ORDER BY id DESC LIMIT \(limit)",
+                             (Int64, String, String, String, String, String).self, logger: logger)
+                .map { AuditEntry(time: $0.0, actor: $0.1, action: $0.2, subject: $0.3, before: $0.4, after: $0.5) }
+        }
+    }
 }

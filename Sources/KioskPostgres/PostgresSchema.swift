@@ -172,6 +172,14 @@ enum PostgresSchema {
             FOR EACH STATEMENT EXECUTE FUNCTION kiosk_catalogue_changed()
             """
         }),
+        // As in SQLite (`Schema.swift`, v7).
+        Migration(version: 4, name: "audit log of the console", statements: [
+            """
+            CREATE TABLE audit_log (
+                id bigserial PRIMARY KEY, time bigint NOT NULL, actor text NOT NULL, action text NOT NULL,
+                subject text NOT NULL, before text NOT NULL, after text NOT NULL)
+            """,
+        ]),
     ]
 
     /// Applies the migrations this database lacks; returns their versions.

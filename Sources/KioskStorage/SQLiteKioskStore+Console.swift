@@ -38,4 +38,20 @@ extension SQLiteKioskStore {
             return db.changesCount
         }
     }
+
+    public func recordAudit(_ entry: AuditEntry) async throws {
+        try await pool.write { db in
+            try db.execute(sql: "INSERT INTO audit_log (time, actor, action, subject, before, after) VALUES (?, ?, ?, ?, ?, ?)",
+                           arguments: [entry.time, entry.actor, entry.action, entry.subject, entry.before, entry.after])
+        }
+    }
+
+    public func auditEntries(limit: Int) async throws -> [AuditEntry] {
+        try await pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT time, actor, action, subject, before, after FROM audit_log ORDER BY id DESC LIMIT ?",
+                             arguments: [limit]).map {
+                AuditEntry(time: $0[0], actor: $0[1], action: $0[2], subject: $0[3], before: $0[4], after: $0[5])
+            }
+        }
+    }
 }

@@ -201,6 +201,17 @@ public enum KioskSchema {
                 }
             }
         }
+        migrator.registerMigration("v7: audit log of the console") { db in
+            try db.create(table: "audit_log") { t in
+                t.primaryKey("id", .integer)
+                t.column("time", .integer).notNull()
+                t.column("actor", .text).notNull()
+                t.column("action", .text).notNull()
+                t.column("subject", .text).notNull()
+                t.column("before", .text).notNull()
+                t.column("after", .text).notNull()
+            }
+        }
         return migrator
     }
 

@@ -4,7 +4,7 @@ import Testing
 extension StoreConformance {
     /// The console's reads and writes: the stored catalogue round-trips through a sync; users are found by
     /// any part of their name, username or e-mail (LIKE's wildcards taken literally); a password is reset;
-    /// a lock-out is cleared.
+    /// a lock-out is cleared; the audit log keeps entries, newest first.
     func console() async throws {
         let store = try await store()
         let stored = try await store.catalogue()
@@ -37,6 +37,16 @@ extension StoreConformance {
         }
         #expect(try await store.signInFailures(username: "anna", deviceKey: nil, since: Self.t0).username == 3)
         #expect(try await store.clearSignInFailures(username: "ANNA") == 3)
-        #expect(try await store.signInFailures(username: "anna", deviceKey: "d1", since: Self.t0) == (0, 0))
+        let counts = try await store.signInFailures(username: "anna", deviceKey: "d1", since: Self.t0)
+        #expect(counts.username == 0 && counts.device == 0)
+
+        #expect(try await store.auditEntries(limit: 10).isEmpty)
+        try await store.recordAudit(AuditEntry(time: Self.t0, actor: "marta", action: "app.demo_quota", subject: "quiosc",
+                                               before: "3", after: "1"))
+        try await store.recordAudit(AuditEntry(time: Self.t0 + 5, actor: "marta", action: "reader.add", subject: "anna", after: "Anna Puig"))
+        let entries = try await store.auditEntries(limit: 10)
+        #expect(entries.map(\.action) == ["reader.add", "app.demo_quota"], "newest first")
+        #expect(entries[1] == AuditEntry(time: Self.t0, actor: "marta", action: "app.demo_quota", subject: "quiosc", before: "3", after: "1"))
+        #expect(try await store.auditEntries(limit: 1).count == 1)
     }
 }

@@ -47,9 +47,7 @@ package struct ReaderKioskController {
 
     @Sendable private func signOut(_ request: Request, context: KioskRequestContext) async throws -> Response {
         let page = try await ReaderPage(request: request, context: context)
-        let body = try await request.body.collect(upTo: 4096)
-        let form = String(buffer: body)
-        let token = URLComponents(string: "?" + form)?.queryItems?.first(where: { $0.name == "csrf" })?.value ?? ""
+        let token = try await WebForm(request).text("csrf")
         guard let session = page.session, page.sessions.acceptsCSRF(token, binding: session.cookie) else {
             throw KioskHTTPError.forbidden("the form is missing its CSRF token or it does not match the session; reload the page and try again")
         }

@@ -1,0 +1,56 @@
+extension WebLanguage {
+    /// The console's words in this language (`{{t.key}}` in its templates).
+    package var consoleStrings: [String: String] {
+        switch self {
+        case .ca: ConsoleStrings.catalan
+        case .en: ConsoleStrings.english
+        }
+    }
+}
+
+/// The text of the operator console. Every key exists in both languages (a test checks it).
+package enum ConsoleStrings {
+    package static let catalan: [String: String] = [
+        "console": "Consola", "skip": "Salta al contingut", "sign_in": "Entra", "sign_out": "Surt",
+        "username": "Usuari", "password": "Contrasenya", "signed_in_as": "Heu entrat com a",
+        "wrong_credentials": "Usuari o contrasenya incorrectes.", "locked_out": "Massa intents fallits; torneu-ho a provar més tard.",
+        "dashboard": "Tauler", "apps": "Aplicacions", "issues": "Números", "readers": "Lectors", "audit": "Registre de canvis",
+        "from": "Des de", "to": "Fins a", "show": "Mostra", "downloads": "Descàrregues", "downloads_per_day": "Descàrregues per dia",
+        "by_app": "Per aplicació", "by_os": "Per sistema", "demos": "Demos i conversió", "devices_with_demos": "Dispositius amb demos",
+        "demos_used": "Demos usades", "converted": "Convertits", "conversion": "Conversió", "active_devices": "Dispositius actius",
+        "top_issues": "Números més descarregats", "app": "Aplicació", "os": "Sistema", "edition": "Edició", "date": "Data",
+        "demo_quota": "Demos per dispositiu", "save": "Desa", "lines": "Línies de tarifa", "order": "Ordre", "access": "Accés",
+        "free": "Lliure", "subscribers": "Subscriptors", "add_line": "Afegeix una línia", "remove": "Treu", "up": "Puja", "down": "Baixa",
+        "managed_by_file": "El catàleg el governa el fitxer de configuració (catalogue_source: file): aquí només es mostra.",
+        "saved": "Desat.", "choose_edition": "Tria una edició", "upload": "Puja un número", "archive_file": "Arxiu (ZIP, tar o PDF)",
+        "publish": "Publica", "withdraw": "Retira", "withdrawn": "Retirat.", "pages": "Pàgines", "bundle": "Paquet",
+        "published": "Publicat", "find": "Cerca", "find_reader": "Cerca un lector", "name": "Nom", "email": "Correu",
+        "add_reader": "Afegeix un lector", "add": "Afegeix", "subscriptions": "Subscripcions", "until": "Fins al",
+        "set_subscription": "Subscriu", "reset_password": "Canvia la contrasenya", "new_password": "Contrasenya nova",
+        "clear_lockout": "Desbloqueja", "device_demos": "Demos d'un dispositiu", "device": "Dispositiu", "demos_consumed": "Demos consumides",
+        "when": "Quan", "who": "Qui", "what": "Què", "before": "Abans", "after": "Després", "no_results": "Cap resultat.",
+        "not_allowed": "El vostre rol no permet aquesta acció.", "progress": "Progrés de la pujada", "editor": "editor", "operator": "operador",
+    ]
+
+    package static let english: [String: String] = [
+        "console": "Console", "skip": "Skip to content", "sign_in": "Sign in", "sign_out": "Sign out",
+        "username": "Username", "password": "Password", "signed_in_as": "Signed in as",
+        "wrong_credentials": "Wrong username or password.", "locked_out": "Too many failed attempts; try again later.",
+        "dashboard": "Dashboard", "apps": "Apps", "issues": "Issues", "readers": "Readers", "audit": "Audit log",
+        "from": "From", "to": "To", "show": "Show", "downloads": "Downloads", "downloads_per_day": "Downloads per day",
+        "by_app": "By app", "by_os": "By OS", "demos": "Demos and conversion", "devices_with_demos": "Devices with demos",
+        "demos_used": "Demos used", "converted": "Converted", "conversion": "Conversion", "active_devices": "Active devices",
+        "top_issues": "Most downloaded issues", "app": "App", "os": "OS", "edition": "Edition", "date": "Date",
+        "demo_quota": "Demos per device", "save": "Save", "lines": "Tariff lines", "order": "Order", "access": "Access",
+        "free": "Free", "subscribers": "Subscribers", "add_line": "Add a line", "remove": "Remove", "up": "Up", "down": "Down",
+        "managed_by_file": "The catalogue is governed by the configuration file (catalogue_source: file): shown here only.",
+        "saved": "Saved.", "choose_edition": "Choose an edition", "upload": "Upload an issue", "archive_file": "Archive (ZIP, tar or PDF)",
+        "publish": "Publish", "withdraw": "Withdraw", "withdrawn": "Withdrawn.", "pages": "Pages", "bundle": "Bundle",
+        "published": "Published", "find": "Find", "find_reader": "Find a reader", "name": "Name", "email": "E-mail",
+        "add_reader": "Add a reader", "add": "Add", "subscriptions": "Subscriptions", "until": "Until",
+        "set_subscription": "Subscribe", "reset_password": "Reset the password", "new_password": "New password",
+        "clear_lockout": "Clear lock-out", "device_demos": "A device's demos", "device": "Device", "demos_consumed": "Demos consumed",
+        "when": "When", "who": "Who", "what": "What", "before": "Before", "after": "After", "no_results": "No results.",
+        "not_allowed": "Your role does not allow this.", "progress": "Upload progress", "editor": "editor", "operator": "operator",
+    ]
+}
