@@ -11,6 +11,7 @@ package struct KioskConfiguration: Codable, Sendable, Equatable {
         case server, limits, links, publishers, publications, apps, metrics
         case signIn = "sign_in", webKioskTokenLifetimeSeconds = "web_kiosk_token_lifetime_seconds"
         case webSessionLifetimeSeconds = "web_session_lifetime_seconds"
+        case consoleSessionLifetimeSeconds = "console_session_lifetime_seconds"
         case secretFile = "secret_file", apiClients = "api_clients"
         case operators, catalogueSource = "catalogue_source"
     }
@@ -23,6 +24,8 @@ package struct KioskConfiguration: Codable, Sendable, Equatable {
     package var webKioskTokenLifetimeSeconds = 300
     /// How long a reader stays signed in to the web kiosk (`/web/{app}`) after following a `hashQuiosc` link.
     package var webSessionLifetimeSeconds = 8 * 3600
+    /// How long an operator stays signed in to the console (`/admin`).
+    package var consoleSessionLifetimeSeconds = 2 * 3600
     package var secretFile: String?
     package var apiClients: [Credential] = []
     package var publishers: [Credential] = []

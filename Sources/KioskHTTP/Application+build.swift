@@ -28,6 +28,7 @@ package func buildRouter(runtime: RuntimeBox, metrics: KioskMetrics? = nil,
         .addRoutes(to: router.group().add(middleware: BasicAuthenticationMiddleware.apiClients))
     SSOController().addRoutes(to: router.group())
     ReaderKioskController().addRoutes(to: router.group())
+    ConsoleController().addRoutes(to: router.group())
     // The prefix is fixed at start; the delivery and endpoint follow reloads through the request's runtime.
     FileDeliveryController(prefix: runtime.runtime.configuration.links.prefix) { $0.runtime.delivery }
         .addRoutes(to: router.group())

@@ -18,15 +18,24 @@ package struct KioskRuntime: Sendable {
     package let publishing: PublishEndpoint
     /// The reader web kiosk's sessions (`/web/…`).
     package let readerSessions: WebSessions
+    /// The operator console's sessions and database (`/admin`).
+    package let console: ConsoleServices
 
     package init(configuration: KioskConfiguration, environment: KioskRPCEnvironment,
                  dispatcher: XMLRPCDispatcher<KioskRequestContext>, apiClients: BasicAuthenticator,
                  publishers: BasicAuthenticator, delivery: FileDelivery, publishing: PublishEndpoint,
-                 readerSessions: WebSessions) {
+                 readerSessions: WebSessions, console: ConsoleServices) {
         self.configuration = configuration; self.environment = environment; self.dispatcher = dispatcher
         self.apiClients = apiClients; self.publishers = publishers; self.delivery = delivery; self.publishing = publishing
-        self.readerSessions = readerSessions
+        self.readerSessions = readerSessions; self.console = console
     }
+}
+
+/// What the operator console works with: its sessions and the whole database (statistics, catalogue, readers, audit).
+package struct ConsoleServices: Sendable {
+    package let sessions: WebSessions
+    package let database: any KioskDatabase
+    package init(sessions: WebSessions, database: any KioskDatabase) { self.sessions = sessions; self.database = database }
 }
 
 /// The runtime in force; requests read it once, reloads swap it.

@@ -54,6 +54,11 @@ struct RuntimeFactory: Sendable {
             delivery: delivery, publishing: publishing,
             readerSessions: WebSessions(
                 cookieName: "kiosk_reader", path: "/web", secret: secrets.webSessionKey,
-                lifetimeSeconds: configuration.webSessionLifetimeSeconds, secure: configuration.servesTLS))
+                lifetimeSeconds: configuration.webSessionLifetimeSeconds, secure: configuration.servesTLS),
+            console: ConsoleServices(
+                sessions: WebSessions(cookieName: "kiosk_operator", path: "/admin", secret: secrets.consoleSessionKey,
+                                      lifetimeSeconds: configuration.consoleSessionLifetimeSeconds, secure: configuration.servesTLS,
+                                      sameSite: .strict),
+                database: store))
     }
 }

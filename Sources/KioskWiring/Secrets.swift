@@ -21,6 +21,7 @@ struct Secrets: Sendable {
     var identityKey: [UInt8] { derive("identity-keys") }
     var webKioskKey: [UInt8] { derive("web-kiosk-sso") }
     var webSessionKey: [UInt8] { derive("web-reader-sessions") }
+    var consoleSessionKey: [UInt8] { derive("console-sessions") }
     /// Printable, because the `nginx` link format embeds it in a web server's configuration.
     var linkSecret: String { linkSecretOverride ?? Base64URL.encode(derive("file-links")) }
 

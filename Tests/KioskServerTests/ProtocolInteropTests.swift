@@ -26,7 +26,7 @@ import XMLRPC
         kiosk.runtime.replace(with: KioskRuntime(
             configuration: current.configuration, environment: current.environment, dispatcher: dispatcher,
             apiClients: current.apiClients, publishers: current.publishers,
-            delivery: current.delivery, publishing: current.publishing, readerSessions: current.readerSessions))
+            delivery: current.delivery, publishing: current.publishing, readerSessions: current.readerSessions, console: current.console))
         return kiosk
     }
 

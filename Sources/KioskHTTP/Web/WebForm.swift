@@ -18,6 +18,10 @@ package struct WebForm: Sendable {
         self.fields = fields
     }
 
+    private init() { fields = [:] }
+    /// A form with no field.
+    package static let empty = WebForm()
+
     package subscript(_ name: String) -> String? { fields[name] }
 
     /// The field, trimmed; "" when absent.

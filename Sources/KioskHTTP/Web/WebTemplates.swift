@@ -6,7 +6,10 @@ package enum WebTemplates {
     package static let library: MustacheLibrary = {
         var library = MustacheLibrary()
         let templates = ["layout": layout, "shelf": shelf, "archive": archive, "issue": issue,
-                         "account": account, "message": message]
+                         "account": account, "message": message,
+                         "console_layout": consoleLayout, "console_sign_in": consoleSignIn, "console_dashboard": consoleDashboard,
+                         "console_apps": consoleApps, "console_issues": consoleIssues, "console_readers": consoleReaders,
+                         "console_audit": consoleAudit]
         for (name, text) in templates {
             // A template that does not parse is a programming error caught by the first test that renders it.
             do { try library.register(text, named: name) } catch { preconditionFailure("template \(name): \(error)") }

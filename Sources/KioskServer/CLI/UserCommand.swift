@@ -97,9 +97,7 @@ enum UserImportParser {
     }
 
     static func checkUsername(_ username: String) throws {
-        guard !username.isEmpty, username.count <= 150, !username.contains(where: { $0.isNewline || $0 == ":" }) else {
-            throw ValidationError("username must be 1-150 characters without ':' or line breaks")
-        }
+        if let problem = UsernameRule.problem(with: username) { throw ValidationError(problem) }
     }
 
     static func parse(_ rows: [CSVReader.Row], knownEditions: Set<Int>) throws -> [Row] {

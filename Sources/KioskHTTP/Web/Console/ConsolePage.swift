@@ -1,0 +1,297 @@
+import Foundation
+import Hummingbird
+import KioskConfig
+import KioskEditions
+import KioskModels
+
+/// One request of a signed-in operator: who, in what language, with what store; and the console's pages.
+struct ConsolePage: Sendable {
+    let operatorEntry: KioskConfiguration.OperatorEntry
+    let session: WebSessions.Session
+    let sessions: WebSessions
+    let runtime: KioskRuntime
+    let database: any KioskDatabase
+    let language: WebLanguage
+    let parameters: Parameters
+    let path: String
+    let now: Int64
+    var form: WebForm?
+
+    /// Nil when the request has no valid session of a configured operator.
+    init?(request: Request, context: KioskRequestContext) async throws {
+        runtime = context.runtime
+        sessions = runtime.console.sessions
+        now = runtime.environment.service.clock.now
+        guard let session = sessions.session(of: request, now: now),
+              let entry = runtime.configuration.operators.first(where: { $0.username == session.payload }) else { return nil }
+        self.session = session
+        operatorEntry = entry
+        database = runtime.console.database
+        language = WebLanguage(acceptLanguage: request.headers[.acceptLanguage])
+        parameters = context.parameters
+        path = request.uri.path
+    }
+
+    var text: [String: String] { language.consoleStrings }
+    func acceptsCSRF(_ token: String) -> Bool { sessions.acceptsCSRF(token, binding: session.cookie) }
+
+    private func requireConfiguring() throws {
+        guard operatorEntry.role.mayConfigure else { throw KioskHTTPError.forbidden(text["not_allowed"] ?? "") }
+    }
+
+    private func render(_ template: String, _ title: String, _ content: Any, notice: String? = nil,
+                        status: HTTPResponse.Status = .ok) -> Response {
+        var links = [("/admin", text["dashboard"] ?? ""), ("/admin/issues", text["issues"] ?? "")]
+        if operatorEntry.role.mayConfigure {
+            links += [("/admin/apps", text["apps"] ?? ""), ("/admin/readers", text["readers"] ?? ""), ("/admin/audit", text["audit"] ?? "")]
+        }
+        let frame = ConsoleRendering.Frame(
+            operatorName: operatorEntry.username, role: text[operatorEntry.role.rawValue] ?? operatorEntry.role.rawValue,
+            csrf: sessions.csrfToken(session),
+            links: links.map { .init(href: $0.0, label: $0.1, current: $0.0 == path) }, notice: notice)
+        return ConsoleRendering.page(status, template: template, title: title, language: language, frame: frame,
+                                     content: content, configuration: runtime.configuration)
+    }
+
+    private func redirect(_ location: String) -> Response {
+        Response(status: .seeOther, headers: [.location: location, .cacheControl: "no-store"])
+    }
+
+    private func audit(_ action: String, _ subject: String, before: String = "", after: String = "") async throws {
+        try await database.recordAudit(AuditEntry(time: now, actor: operatorEntry.username, action: action, subject: subject,
+                                                  before: before, after: after))
+    }
+
+    func signOut() -> Response {
+        var response = redirect("/admin/sign-in")
+        response.setCookie(sessions.signOut())
+        return response
+    }
+
+    // MARK: Dashboard
+
+    func dashboard(_ request: Request) async throws -> Response {
+        let today = IssueDate(unixTime: now)
+        let to = request.uri.queryParameters.get("to").flatMap { IssueDate($0) } ?? today
+        let from = request.uri.queryParameters.get("from").flatMap { IssueDate($0) } ?? to.adding(days: -29)
+        let statistics = try await database.statistics(StatisticsQuery(from: from, to: to, topIssues: 10))
+        var byDay: [IssueDate: Int] = [:]
+        for row in statistics.byEditionAndDay { byDay[row.day, default: 0] += row.downloads }
+        var devicesByDay: [IssueDate: Int] = [:]
+        for row in statistics.activeDevices { devicesByDay[row.day, default: 0] += row.devices }
+        let view = DashboardView(
+            from: from.description, to: to.description, total: statistics.totalDownloads,
+            chart: DownloadsChart(from: from, to: to, byDay: byDay).svg(title: text["downloads_per_day"] ?? ""),
+            byApp: statistics.byApp.map { .init(name: $0.appName, downloads: $0.downloads) },
+            byOS: statistics.byOS.map { .init(name: $0.os.isEmpty ? "—" : $0.os, downloads: $0.downloads) },
+            demos: statistics.demos.map {
+                .init(app: $0.appName, devices: $0.devices, used: $0.used, converted: $0.converted,
+                      conversion: String(format: "%.1f %%", $0.conversionRate * 100))
+            },
+            activeDevices: devicesByDay.sorted { $0.key > $1.key }.prefix(7).map { .init(name: $0.key.description, downloads: $0.value) },
+            topIssues: statistics.topIssues.map { .init(name: "\($0.editionName) · \($0.date)", downloads: $0.downloads) })
+        return render("console_dashboard", text["dashboard"] ?? "", view)
+    }
+
+    // MARK: Apps
+
+    func apps(notice: String? = nil, status: HTTPResponse.Status = .ok) async throws -> Response {
+        try requireConfiguring()
+        let catalogue = try await database.catalogue()
+        let editable = runtime.configuration.catalogueSource == .console
+        let names = Dictionary(uniqueKeysWithValues: catalogue.editions.map { edition in
+            (edition.id, "\(catalogue.publications.first { $0.id == edition.publicationID }?.name ?? "") · \(edition.name)")
+        })
+        let view = AppsView(editable: editable, apps: catalogue.apps.map { app in
+            let lines = catalogue.tariffLines.filter { $0.appKey == app.key }.sorted { $0.order < $1.order }
+            return AppsView.App(
+                key: app.key, name: app.name, demoQuota: app.demoQuota, editable: editable,
+                lines: lines.map { .init(edition: $0.editionID, name: names[$0.editionID] ?? "\($0.editionID)", order: $0.order,
+                                         free: $0.access == .free, editable: editable) },
+                otherEditions: catalogue.editions.filter { edition in !lines.contains { $0.editionID == edition.id } }
+                    .map { .init(id: $0.id, name: names[$0.id] ?? "") })
+        })
+        return render("console_apps", text["apps"] ?? "", view, notice: notice, status: status)
+    }
+
+    /// One change to an app (`action`: `quota`, `add`, `remove`, `up`, `down`, `access`), validated like the
+    /// configuration file and written with the catalogue sync every writer uses.
+    func changeApp(_ request: Request) async throws -> Response {
+        try requireConfiguring()
+        guard runtime.configuration.catalogueSource == .console else {
+            throw KioskHTTPError(.conflict, text["managed_by_file"] ?? "")
+        }
+        let form = self.form ?? WebForm.empty
+        let key = parameters.get("app") ?? ""
+        var catalogue = try await database.catalogue()
+        guard let index = catalogue.apps.firstIndex(where: { $0.key == key }) else { throw KioskHTTPError.notFound("no app \"\(key)\"") }
+        var lines = catalogue.tariffLines.filter { $0.appKey == key }.sorted { $0.order < $1.order }
+        let before = Self.describe(catalogue.apps[index], lines)
+        let edition = Int(form.text("edition"))
+        switch form.text("action") {
+        case "quota":
+            guard let quota = Int(form.text("demo_quota")) else {
+                return try await apps(notice: "apps[\(key)].demo_quota: must be a whole number", status: .unprocessableContent)
+            }
+            catalogue.apps[index].demoQuota = quota
+        case "add":
+            let access = LineAccess(rawValue: form.text("access")) ?? .subscribers
+            lines.append(TariffLine(appKey: key, editionID: edition ?? 0, order: (lines.map(\.order).max() ?? 0) + 10, access: access))
+        case "remove":
+            lines.removeAll { $0.editionID == edition }
+        case "up", "down":
+            if let at = lines.firstIndex(where: { $0.editionID == edition }) {
+                let other = form.text("action") == "up" ? at - 1 : at + 1
+                if lines.indices.contains(other) {
+                    (lines[at].order, lines[other].order) = (lines[other].order, lines[at].order)
+                }
+            }
+        case "access":
+            if let at = lines.firstIndex(where: { $0.editionID == edition }) {
+                lines[at].access = lines[at].access == .free ? .subscribers : .free
+            }
+        default:
+            throw KioskHTTPError.badRequest("unknown action \"\(form.text("action").prefix(32))\"")
+        }
+        catalogue.tariffLines = catalogue.tariffLines.filter { $0.appKey != key } + lines
+        do {
+            try runtime.configuration.replacingCatalogue(with: catalogue).validate(file: "console")
+        } catch let error as ConfigurationError {
+            return try await apps(notice: error.description.replacingOccurrences(of: "console: ", with: ""), status: .unprocessableContent)
+        }
+        let changes = try await database.syncCatalogue(catalogue, dryRun: false)
+        if !changes.isEmpty {
+            try await audit("app." + form.text("action"), key, before: before,
+                            after: Self.describe(catalogue.apps[index], lines.sorted { $0.order < $1.order }))
+        }
+        return redirect("/admin/apps#app-\(key)")
+    }
+
+    static func describe(_ app: App, _ lines: [TariffLine]) -> String {
+        "demo_quota \(app.demoQuota); lines " + lines.map { "\($0.editionID):\($0.order):\($0.access.rawValue)" }.joined(separator: ", ")
+    }
+
+    // MARK: Issues
+
+    func issues(_ request: Request) async throws -> Response {
+        let catalogue = try await database.catalogue()
+        let chosen = request.uri.queryParameters.get("edition").flatMap { Int($0) } ?? catalogue.editions.first?.id
+        var issues: [IssuesView.Issue] = []
+        if let chosen {
+            for summary in try await database.issues(editionID: chosen, from: nil, direction: .descending, limit: 60) {
+                guard let contents = try await database.issueContents(editionID: chosen, date: summary.date) else { continue }
+                issues.append(.init(date: summary.date.description, pages: contents.pages.count, revision: contents.revision,
+                                    bundleSize: contents.bundle.map { String($0.size) } ?? "—",
+                                    sha256: contents.bundle?.sha256 ?? "—"))
+            }
+        }
+        let view = IssuesView(
+            editions: catalogue.editions.map { edition in
+                .init(id: edition.id, name: "\(catalogue.publications.first { $0.id == edition.publicationID }?.name ?? "") · \(edition.name)",
+                      selected: edition.id == chosen)
+            },
+            edition: chosen ?? 0, today: IssueDate(unixTime: now).description, issues: issues)
+        return render("console_issues", text["issues"] ?? "", view)
+    }
+
+    /// The upload form's `PUT`: the same archive and answers as `PUT /publish`.
+    func upload(_ request: Request) async throws -> Response {
+        let response = try await runtime.publishing.publish(request, publisherName: "console:" + operatorEntry.username,
+                                                            editionText: parameters.get("edition"), dateText: parameters.get("date"))
+        try await audit("issue.publish", "\(parameters.get("edition") ?? "")/\(parameters.get("date") ?? "")")
+        return response
+    }
+
+    func withdraw() async throws -> Response {
+        guard let edition = parameters.get("edition").flatMap({ Int($0) }), let date = parameters.get("date").flatMap({ IssueDate($0) }) else {
+            throw KioskHTTPError.badRequest("the address must name an edition and a YYYY-MM-DD date")
+        }
+        guard try await runtime.publishing.publisher.withdraw(editionID: edition, date: date) else {
+            throw KioskHTTPError.notFound("no visible issue of edition \(edition) on \(date)")
+        }
+        try await audit("issue.withdraw", "\(edition)/\(date)", before: "published", after: "withdrawn")
+        return redirect("/admin/issues?edition=\(edition)")
+    }
+
+    // MARK: Readers
+
+    func readers(_ request: Request, notice: String? = nil, status: HTTPResponse.Status = .ok) async throws -> Response {
+        try requireConfiguring()
+        let query = request.uri.queryParameters.get("q").map { String($0.prefix(100)) } ?? ""
+        var found: [ReadersView.Reader] = []
+        if !query.isEmpty {
+            for user in try await database.findUsers(matching: query, limit: 50) {
+                let subscriptions = try await database.subscriptions(userID: user.id)
+                found.append(.init(username: user.username, name: user.name, email: user.email,
+                                   subscriptions: subscriptions.map { "\($0.editionID) → \($0.until)" }.joined(separator: ", ")))
+            }
+        }
+        var demos: String?
+        if let app = request.uri.queryParameters.get("app"), let device = request.uri.queryParameters.get("device"), !device.isEmpty {
+            demos = String(try await database.demosConsumed(appKey: String(app.prefix(100)), deviceKey: String(device.prefix(200))))
+        }
+        let catalogue = try await database.catalogue()
+        let view = ReadersView(query: query, searched: !query.isEmpty, readers: found, demos: demos,
+                               apps: catalogue.apps.map(\.key), editions: catalogue.editions.map(\.id))
+        return render("console_readers", text["readers"] ?? "", view, notice: notice, status: status)
+    }
+
+    /// One change to readers (`action`: `add`, `subscribe`, `password`, `unlock`).
+    func changeReader(_ request: Request) async throws -> Response {
+        try requireConfiguring()
+        let form = self.form ?? WebForm.empty
+        let username = form.text("username")
+        let passwords = runtime.environment.service.passwords
+        func refuse(_ message: String) async throws -> Response {
+            try await readers(request, notice: message, status: .unprocessableContent)
+        }
+        switch form.text("action") {
+        case "add":
+            if let problem = UsernameRule.problem(with: username) { return try await refuse(problem) }
+            let password = form["password"] ?? ""
+            guard password.count >= 8 else { return try await refuse("password: must have at least 8 characters") }
+            do {
+                _ = try await database.addUser(username: username, name: form.text("name"), email: form.text("email"),
+                                               passwordHash: try await passwords.hash(password), at: now)
+            } catch let error as UserAdministrationError { return try await refuse(error.description) }
+            try await audit("reader.add", username, after: form.text("name"))
+        case "subscribe":
+            guard let edition = Int(form.text("edition")), let until = IssueDate(form.text("until")) else {
+                return try await refuse("until: must be a date written YYYY-MM-DD, with an edition")
+            }
+            do { try await database.subscribe(username: username, editionID: edition, until: until) }
+            catch let error as UserAdministrationError { return try await refuse(error.description) }
+            try await audit("reader.subscribe", username, after: "edition \(edition) until \(until)")
+        case "password":
+            let password = form["password"] ?? ""
+            guard password.count >= 8 else { return try await refuse("password: must have at least 8 characters") }
+            guard try await database.setPasswordHash(username: username, to: try await passwords.hash(password)) else {
+                return try await refuse(UserAdministrationError.unknownUser(username).description)
+            }
+            try await audit("reader.password", username, after: "reset")
+        case "unlock":
+            let cleared = try await database.clearSignInFailures(username: username)
+            try await audit("reader.unlock", username, before: "\(cleared) failed sign-ins", after: "0")
+        default:
+            throw KioskHTTPError.badRequest("unknown action \"\(form.text("action").prefix(32))\"")
+        }
+        return redirect("/admin/readers?q=" + (username.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""))
+    }
+
+    // MARK: Audit
+
+    func audit() async throws -> Response {
+        try requireConfiguring()
+        let entries = try await database.auditEntries(limit: 200).map { entry in
+            AuditView.Entry(when: Self.timestamp(entry.time), who: entry.actor, what: entry.action, subject: entry.subject,
+                            before: entry.before, after: entry.after)
+        }
+        return render("console_audit", text["audit"] ?? "", AuditView(entries: entries))
+    }
+
+    static func timestamp(_ time: Int64) -> String {
+        let date = IssueDate(unixTime: time)
+        let seconds = ((time % 86_400) + 86_400) % 86_400
+        return String(format: "%@ %02lld:%02lld UTC", date.description, seconds / 3600, seconds % 3600 / 60)
+    }
+}

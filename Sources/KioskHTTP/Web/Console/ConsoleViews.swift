@@ -1,0 +1,44 @@
+/// What the console's templates read (plain values: Mustache looks names up by reflection).
+struct DashboardView {
+    struct Row { var name: String; var downloads: Int }
+    struct Demo { var app: String; var devices, used, converted: Int; var conversion: String }
+    var from, to: String
+    var total: Int
+    /// Trusted SVG drawn by `DownloadsChart` (numbers and escaped text only), inserted unescaped.
+    var chart: String
+    var byApp, byOS: [Row]
+    var demos: [Demo]
+    var activeDevices, topIssues: [Row]
+}
+
+struct AppsView {
+    struct Line { var edition: Int; var name: String; var order: Int; var free: Bool; var editable: Bool }
+    struct Edition { var id: Int; var name: String }
+    struct App { var key, name: String; var demoQuota: Int; var editable: Bool; var lines: [Line]; var otherEditions: [Edition] }
+    var editable: Bool
+    var apps: [App]
+}
+
+struct IssuesView {
+    struct Edition { var id: Int; var name: String; var selected: Bool }
+    struct Issue { var date: String; var pages: Int; var revision: Int; var bundleSize, sha256: String }
+    var editions: [Edition]
+    var edition: Int
+    var today: String
+    var issues: [Issue]
+}
+
+struct ReadersView {
+    struct Reader { var username, name, email, subscriptions: String }
+    var query: String
+    var searched: Bool
+    var readers: [Reader]
+    var demos: String?
+    var apps: [String]
+    var editions: [Int]
+}
+
+struct AuditView {
+    struct Entry { var when, who, what, subject, before, after: String }
+    var entries: [Entry]
+}

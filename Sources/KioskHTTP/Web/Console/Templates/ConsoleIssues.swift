@@ -1,0 +1,63 @@
+extension WebTemplates {
+    static let consoleIssues = #"""
+    {{<console_layout}}{{$main}}
+    {{#content}}
+    <h1>{{t.issues}}</h1>
+    <form method="get" action="/admin/issues" class="card">
+    <label for="edition">{{t.edition}}</label>
+    <select id="edition" name="edition">{{#editions}}<option value="{{id}}"{{#selected}} selected{{/selected}}>{{name}}</option>{{/editions}}</select>
+    <button type="submit">{{t.show}}</button>
+    </form>
+    <section aria-labelledby="upload-title">
+    <h2 id="upload-title">{{t.upload}}</h2>
+    <form id="upload" data-edition="{{edition}}" data-csrf="{{frame.csrf}}">
+    <label for="upload-date">{{t.date}}</label><input id="upload-date" name="date" type="date" value="{{today}}" required>
+    <label for="upload-file">{{t.archive_file}}</label><input id="upload-file" name="file" type="file" accept=".zip,.tar,.tgz,.gz,.pdf" required>
+    <button type="submit">{{t.publish}}</button>
+    <p><label for="upload-progress">{{t.progress}}</label><progress id="upload-progress" max="100" value="0"></progress></p>
+    <p id="upload-status" role="status" aria-live="polite"></p>
+    </form>
+    </section>
+    <section aria-labelledby="list-title">
+    <h2 id="list-title">{{t.issues}}</h2>
+    <table><thead><tr><th scope="col">{{t.date}}</th><th scope="col">{{t.pages}}</th><th scope="col">{{t.bundle}}</th><th scope="col">SHA-256</th><th scope="col"></th></tr></thead>
+    <tbody>{{#issues}}<tr id="issue-{{date}}"><td>{{date}}</td><td>{{pages}}</td><td>{{bundleSize}}</td><td><code>{{sha256}}</code></td>
+    <td><form method="post" action="/admin/issues/{{edition}}/{{date}}/withdraw"><input type="hidden" name="csrf" value="{{frame.csrf}}"><button type="submit">{{t.withdraw}}</button></form></td></tr>{{/issues}}
+    </tbody></table>
+    {{^issues}}<p>{{t.no_results}}</p>{{/issues}}
+    </section>
+    <script src="/admin/console.js"></script>
+    {{/content}}
+    {{/main}}{{/console_layout}}
+    """#
+
+    /// The one script of the console: uploads with a progress bar (an XHR `PUT` to `/admin/issues/{edition}/{date}`).
+    static let consoleScript = #"""
+    "use strict";
+    document.addEventListener("DOMContentLoaded", () => {
+      const form = document.getElementById("upload");
+      if (!form) return;
+      const bar = document.getElementById("upload-progress"), status = document.getElementById("upload-status");
+      form.addEventListener("submit", (event) => {
+        event.preventDefault();
+        const file = document.getElementById("upload-file").files[0], date = document.getElementById("upload-date").value;
+        if (!file || !date) return;
+        const request = new XMLHttpRequest();
+        request.open("PUT", "/admin/issues/" + form.dataset.edition + "/" + date);
+        request.setRequestHeader("X-CSRF-Token", form.dataset.csrf);
+        request.setRequestHeader("Content-Type", file.name.endsWith(".pdf") ? "application/pdf" : "application/octet-stream");
+        request.upload.addEventListener("progress", (e) => {
+          if (e.lengthComputable) { bar.value = Math.round(100 * e.loaded / e.total); status.textContent = bar.value + " %"; }
+        });
+        request.addEventListener("load", () => {
+          bar.value = 100;
+          status.textContent = request.status + " " + request.responseText;
+          form.dataset.done = String(request.status);
+          if (request.status === 201) { setTimeout(() => location.reload(), 400); }
+        });
+        request.addEventListener("error", () => { status.textContent = "network error"; form.dataset.done = "error"; });
+        request.send(file);
+      });
+    });
+    """#
+}
