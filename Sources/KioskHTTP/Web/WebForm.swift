@@ -9,11 +9,16 @@ package struct WebForm: Sendable {
 
     package init(_ request: Request) async throws {
         let body = try await request.body.collect(upTo: Self.maxBytes)
-        // `+` is a space in forms; URLComponents reads only percent-escapes.
-        let text = String(buffer: body).replacingOccurrences(of: "+", with: " ")
         var fields: [String: String] = [:]
-        for item in URLComponents(string: "?" + text)?.queryItems ?? [] where fields[item.name] == nil {
-            fields[item.name] = item.value ?? ""
+        for pair in String(buffer: body).split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            // `+` is a space in a form, then come percent-escapes; a malformed escape leaves the text as sent.
+            let decode = { (text: Substring) -> String in
+                let spaced = text.replacingOccurrences(of: "+", with: " ")
+                return spaced.removingPercentEncoding ?? spaced
+            }
+            let name = decode(parts[0])
+            if fields[name] == nil { fields[name] = parts.count > 1 ? decode(parts[1]) : "" }
         }
         self.fields = fields
     }
