@@ -12,6 +12,7 @@ from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.support import expected_conditions as EC
 from selenium.webdriver.support.ui import WebDriverWait
 
 base, rpc, shots, end_subscription = sys.argv[1], sys.argv[2], sys.argv[3], json.loads(sys.argv[4])
@@ -24,6 +25,12 @@ def browser(language):
         options.add_argument(argument)
     options.add_experimental_option("prefs", {"intl.accept_languages": language})
     return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+
+def navigating(driver, element):
+    """Clicks `element` and waits until the page it leads to has replaced this one."""
+    page = driver.find_element(By.TAG_NAME, "html")
+    element.click()
+    WebDriverWait(driver, 10).until(EC.staleness_of(page))
 
 def images_loaded(driver):
     return driver.execute_script(
@@ -51,15 +58,15 @@ try:
     report["after_skip"] = driver.switch_to.active_element.get_attribute("id")
 
     # The shelf, by the header's link; every cover loads.
-    driver.find_element(By.LINK_TEXT, "El Quiosc").click()
+    navigating(driver, driver.find_element(By.LINK_TEXT, "El Quiosc"))
     report["shelf_editions"] = [h.text for h in driver.find_elements(By.CSS_SELECTOR, ".grid h3")]
     report["shelf_covers_loaded"] = images_loaded(driver)
 
     # An edition's archive, then its issue.
-    driver.find_element(By.LINK_TEXT, "El Punt Avui · Nacional").click()
+    navigating(driver, driver.find_element(By.LINK_TEXT, "El Punt Avui · Nacional"))
     report["archive_heading"] = driver.find_element(By.TAG_NAME, "h1").text
     report["archive_month"] = driver.find_element(By.ID, "month").text
-    driver.find_element(By.CSS_SELECTOR, ".grid a").click()
+    navigating(driver, driver.find_element(By.CSS_SELECTOR, ".grid a"))
     report["issue_heading"] = driver.find_element(By.TAG_NAME, "h1").text
     wait.until(lambda d: all(images_loaded(d)))
     report["issue_pages"] = len(driver.find_elements(By.CSS_SELECTOR, "ol.grid li"))

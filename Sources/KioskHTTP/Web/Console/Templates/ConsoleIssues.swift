@@ -10,7 +10,7 @@ extension WebTemplates {
     </form>
     <section aria-labelledby="upload-title">
     <h2 id="upload-title">{{t.upload}}</h2>
-    <form id="upload" data-edition="{{edition}}" data-csrf="{{frame.csrf}}">
+    <form id="upload" data-edition="{{edition}}" data-csrf="{{frame.csrf}}" data-published="{{t.published}}" data-refresh="{{t.refresh}}">
     <label for="upload-date">{{t.date}}</label><input id="upload-date" name="date" type="date" value="{{today}}" required>
     <label for="upload-file">{{t.archive_file}}</label><input id="upload-file" name="file" type="file" accept=".zip,.tar,.tgz,.gz,.pdf" required>
     <button type="submit">{{t.publish}}</button>
@@ -51,9 +51,13 @@ extension WebTemplates {
         });
         request.addEventListener("load", () => {
           bar.value = 100;
-          status.textContent = request.status + " " + request.responseText;
+          status.textContent = (request.status === 201 ? form.dataset.published + " " : request.status + " ") + request.responseText;
           form.dataset.done = String(request.status);
-          if (request.status === 201) { setTimeout(() => location.reload(), 400); }
+          if (request.status === 201) {
+            const refresh = document.createElement("a");
+            refresh.href = location.href; refresh.textContent = form.dataset.refresh; refresh.id = "upload-refresh";
+            status.append(" ", refresh);
+          }
         });
         request.addEventListener("error", () => { status.textContent = "network error"; form.dataset.done = "error"; });
         request.send(file);

@@ -1,0 +1,77 @@
+import Foundation
+import KioskTestSupport
+import Testing
+@testable import KioskHTTP
+
+/// The operator console in a real browser (`Tests/Browser/operator_console.py`): two instances of the real
+/// binary on one database; what an operator changes on one, a reader app gets from the other at once.
+/// Skipped like `ReaderWebKioskBrowserTests` when the browser is missing, unless `KIOSK_REQUIRE_BROWSER=1`.
+@Suite struct ConsoleBrowserTests {
+    @Test(.enabled(if: ReaderWebKioskBrowserTests.browserAvailable || ReaderWebKioskBrowserTests.required,
+                   "needs chromium, chromium-driver and python3-selenium"))
+    func anOperatorsChangesReachTheAppsOfAnotherInstanceAtOnce() async throws {
+        #expect(ReaderWebKioskBrowserTests.browserAvailable, "KIOSK_REQUIRE_BROWSER=1 but the browser is missing")
+        let directory = temporaryDirectory()
+        let hash = try await PasswordHashing().hash(ConsoleTests.password, cost: 4)
+        let config = try writeTestConfiguration(in: directory) {
+            $0.replacingOccurrences(of: "# samples: none", with: "samples: \(TestKiosk.repositoryRoot)/Samples")
+                + "\ncatalogue_source: console\noperators:\n  - { username: marta, password_hash: \"\(hash)\", role: operator }\n"
+        }
+        let environment = EndToEndTests.environment
+        let first = try await ServerProcess(["--config", config], environment: environment)
+        let second = try await ServerProcess(["--config", config], environment: environment)
+        // Some downloads over the last days, for the dashboard.
+        try await Self.recordDownloads(database: directory.appendingPathComponent("kiosk.sqlite").path)
+
+        let folder = try IssueFolders.writeIssue(directory.appendingPathComponent("upload/issue").path, pages: 3)
+        let archive = directory.appendingPathComponent("issue.zip").path
+        let zipped = try await runProcess(URL(fileURLWithPath: "/usr/bin/zip"), ["-qr", archive, "."], directory: URL(fileURLWithPath: folder))
+        #expect(zipped.status == 0, "\(zipped.errors)")
+
+        let shots = try ReaderWebKioskBrowserTests.screenshotFolder()
+        let (status, output, errors) = try await runProcess(
+            URL(fileURLWithPath: ReaderWebKioskBrowserTests.python),
+            [TestKiosk.repositoryRoot + "/Tests/Browser/operator_console.py", "http://127.0.0.1:\(first.port)",
+             "http://kiosk:secret@127.0.0.1:\(second.port)/RPC2", archive, shots.path])
+        for server in [first, second] {
+            server.signal(SIGTERM)
+            _ = try await server.waitForExit()
+        }
+        #expect(status == 0, "\(errors)\n\(first.log)")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String: Any], "\(output)\n\(errors)")
+
+        #expect((report["sign_in_url"] as? String)?.hasSuffix("/admin/sign-in") == true)
+        #expect(report["dashboard_heading"] as? String == "Tauler")
+        #expect(report["dashboard_total"] as? String == String(Self.downloadsWritten))
+        #expect(report["chart_bars"] as? Int == 30)
+        #expect(report["quota_after"] as? String == "1")
+        #expect(report["demos_granted"] as? [String] == ["1", "0"], "quota 1, as lowered on the other instance")
+        #expect(report["forged_status"] as? Int == 403)
+        #expect(report["upload_status"] as? String == "201")
+        #expect(report["progress"] as? String == "100")
+        #expect(report["newest_after_upload"] as? String == "2025-07-01")
+        #expect(report["listed_after_withdraw"] as? Int == 0)
+        #expect(report["newest_after_withdraw"] as? String == "2025-05-31")
+        #expect(report["reader_row"] as? String == "1 → 2030-12-31")
+        #expect(report["registrar"] as? [String] == ["Núria Pons", "2030-12-31"])
+        #expect(report["audit"] as? [String] == ["reader.subscribe", "reader.add", "issue.withdraw", "issue.publish", "app.quota"])
+        #expect((report["page_bytes"] as? Int).map { $0 < 100_000 } == true)
+    }
+
+    /// Downloads on each of the 30 days up to today (1 + (7 × days ago) mod 9 of them), written as a reader app's would be.
+    static let downloadsWritten = (0..<30).map { 1 + ($0 * 7) % 9 }.reduce(0, +)
+    static func recordDownloads(database: String) async throws {
+        let script = """
+            import sqlite3, sys, time
+            db = sqlite3.connect(sys.argv[1], timeout=10)
+            now = int(time.time())
+            for day in range(30):
+                for n in range(1 + (day * 7) % 9):
+                    db.execute("INSERT INTO downloads (edition_id, date, app_key, identity_key, user_id, claimed_user_id, device_key, os, time) "
+                               "VALUES (8, '2025-05-31', 'quiosc', '', 0, '', ?, ?, ?)", ('d' + str(n), 'ios' if n else 'android', now - day * 86400))
+            db.commit()
+            """
+        let result = try await runProcess(URL(fileURLWithPath: "/usr/bin/python3"), ["-c", script, database])
+        #expect(result.status == 0, "\(result.errors)")
+    }
+}
