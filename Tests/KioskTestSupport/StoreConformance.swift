@@ -12,7 +12,7 @@ public struct StoreConformance: Sendable {
     public enum Check: String, CaseIterable, Sendable {
         case catalogueSync, catalogueLookups, editionListings, issueListings, issueContents, publishing
         case users, subscriptions, identities, importedIdentities, activity, downloads
-        case demoQuota, demoGrants, signInFailures, statistics, catalogueVersion
+        case demoQuota, demoGrants, signInFailures, statistics, catalogueVersion, search
     }
 
     let makeStore: StoreFactory
@@ -39,6 +39,7 @@ public struct StoreConformance: Sendable {
         case .signInFailures: try await signInFailures()
         case .statistics: try await statistics()
         case .catalogueVersion: try await catalogueVersion()
+        case .search: try await search()
         }
     }
 
