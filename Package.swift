@@ -18,6 +18,9 @@ let package = Package(
         .library(name: "KioskRPC", targets: ["KioskRPC"]),
         .library(name: "KioskHTTP", targets: ["KioskHTTP"]),
         .library(name: "KioskWiring", targets: ["KioskWiring"]),
+        // The stores, for the search benchmark (it loads and queries them directly).
+        .library(name: "KioskStorage", targets: ["KioskStorage"]),
+        .library(name: "KioskPostgres", targets: ["KioskPostgres"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),

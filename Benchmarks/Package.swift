@@ -15,6 +15,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
     ],
     targets: [
         // The XML-RPC codec against Python's xmlrpc.client (xmlrpc_codec_peer.py).
@@ -40,6 +41,17 @@ let package = Package(
                 .product(name: "KioskModels", package: "Kiosk"),
             ],
             path: "LinkSigningBenchmark"),
+        // Search latency over a year of issues on SQLite and PostgreSQL, through the stores (search_bench.sh).
+        .executableTarget(
+            name: "SearchBenchmark",
+            dependencies: [
+                .product(name: "KioskModels", package: "Kiosk"),
+                .product(name: "KioskStorage", package: "Kiosk"),
+                .product(name: "KioskPostgres", package: "Kiosk"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "SearchBenchmark"),
         // KioskServer serve on the reference data set, with the peer's /zip route: the Kiosk that load.py
         // compares with the peer (peer_comparison.sh, cluster_bench.sh, download_bench.sh, soak.sh).
         .executableTarget(

@@ -87,7 +87,7 @@ public struct IssuePublisher: Sendable {
         // 1. Check everything; nothing is written yet.
         let directory = self.directory
         let executor = directory.executor
-        let (manifest, files) = try await executor.run {
+        let (manifest, files, texts) = try await executor.run {
             try Self.check(folder: folder, editionID: editionID, date: date, limits: limits, reporter: reporter)
         }
         let totalBytes = files.reduce(0) { $0 + $1.size }
@@ -112,7 +112,8 @@ public struct IssuePublisher: Sendable {
             PublishedPage(number: page.number, section: page.section, files: PageFiles(
                 pdf: EditionsDirectory.pageFile(editionID: editionID, date: date, revision: revision, kind: .pdf, page: page.number),
                 jpg: EditionsDirectory.pageFile(editionID: editionID, date: date, revision: revision, kind: .jpg, page: page.number),
-                jpgA: EditionsDirectory.pageFile(editionID: editionID, date: date, revision: revision, kind: .jpgA, page: page.number)))
+                jpgA: EditionsDirectory.pageFile(editionID: editionID, date: date, revision: revision, kind: .jpgA, page: page.number)),
+                text: texts[page.number])
         }
         let replaced: Int?
         do {
@@ -161,8 +162,10 @@ public struct IssuePublisher: Sendable {
     // MARK: Checking
 
     /// Reads and checks the manifest and every file it names. Throws `PublishRejected` with all problems.
+    /// Returns the manifest, the page files to copy, and the pages' texts by page number (read here and
+    /// kept only in the database, never copied).
     static func check(folder: String, editionID: Int, date: IssueDate, limits: PublishLimits,
-                      reporter: ProgressReporter) throws -> (PublishManifest, [CheckedFile]) {
+                      reporter: ProgressReporter) throws -> (PublishManifest, [CheckedFile], [Int: String]) {
         let base: OpenFile
         do {
             base = try FS.openDirectory(folder)
@@ -226,12 +229,57 @@ public struct IssuePublisher: Sendable {
                 reporter.report(.checking, files: files.count, of: count, bytes: 0, of: 0)
             }
         }
+        var texts: [Int: String] = [:]
+        var textBytes = 0
+        for page in manifest.pages {
+            guard let name = page.text else { continue }
+            do {
+                let text = try readText(base, name)
+                textBytes += text.utf8.count
+                texts[page.number] = text
+            } catch {
+                problems.append(.init(file: name, page: page.number, message: error.message))
+            }
+        }
+        if textBytes > PageText.maxIssueBytes {
+            problems.append(.init(file: nil, page: nil, message: "the pages' texts total \(textBytes) bytes; the limit per issue is \(PageText.maxIssueBytes) bytes"))
+        }
         if total > limits.maxIssueBytes {
             problems.append(.init(file: nil, page: nil,
                                   message: "the issue's files total \(total) bytes; the limit per issue is \(limits.maxIssueBytes) bytes"))
         }
         guard problems.isEmpty else { throw PublishRejected(Array(problems.prefix(200))) }
-        return (manifest, files)
+        return (manifest, files, texts)
+    }
+
+    /// Why a page's text file was refused.
+    struct TextProblem: Error { var message: String }
+
+    /// A page's text file: a regular file of at most `PageText.maxBytes` bytes of UTF-8, cleaned of
+    /// control characters. Blocking.
+    static func readText(_ base: OpenFile, _ name: String) throws(TextProblem) -> String {
+        do {
+            let file: OpenFile
+            do {
+                file = try FS.openBeneath(base, name)
+            } catch let error as SystemError {
+                throw TextProblem(message: openProblem(error.code, what: "the text file"))
+            }
+            let info = try file.status()
+            guard FS.isRegular(info) else { throw TextProblem(message: "is not a regular file") }
+            guard info.st_size <= PageText.maxBytes else {
+                throw TextProblem(message: "is \(info.st_size) bytes; the limit per page's text is \(PageText.maxBytes) bytes")
+            }
+            let bytes = try file.bytes(at: 0, count: Int(info.st_size))
+            guard let text = String(validating: bytes, as: UTF8.self) else {
+                throw TextProblem(message: "is not UTF-8 text")
+            }
+            return PageText.cleaned(text)
+        } catch let problem as TextProblem {
+            throw problem
+        } catch {
+            throw TextProblem(message: "cannot be read: \(error)")
+        }
     }
 
     static func openProblem(_ code: Int32, what: String) -> String {

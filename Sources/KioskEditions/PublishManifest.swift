@@ -36,7 +36,8 @@ public struct PublishRejected: Error, Sendable, CustomStringConvertible {
 }
 
 /// The publish folder's manifest, `issue.json`: the issue's sections and, for each page, its number,
-/// section and three files (paths relative to the folder). See README.md, "Publishing".
+/// section, three files and optionally its text for search (paths relative to the folder). See
+/// README.md, "Publishing".
 ///
 /// ```json
 /// {
@@ -45,11 +46,13 @@ public struct PublishRejected: Error, Sendable, CustomStringConvertible {
 ///   "sections": [{"id": 1, "name": "Portada"}, {"id": 8, "name": "Esports"}],
 ///   "pages": [
 ///     {"number": 1, "section": 1, "pdf": "pdf/001.pdf", "jpg": "jpg/001.jpg", "jpgA": "jpgA/001.jpg"},
-///     {"number": 2, "section": 8, "pdf": "pdf/002.pdf", "jpg": "jpg/002.jpg", "jpgA": "jpgA/002.jpg"}
+///     {"number": 2, "section": 8, "pdf": "pdf/002.pdf", "jpg": "jpg/002.jpg", "jpgA": "jpgA/002.jpg",
+///      "text": "txt/002.txt"}
 ///   ]
 /// }
 /// ```
-/// `edition` and `date` are optional; when present they must match the issue being published.
+/// `edition` and `date` are optional; when present they must match the issue being published. A page's
+/// `text` is optional: a UTF-8 plain-text file of the page, indexed for search (`epquiosc.cercar`).
 public struct PublishManifest: Sendable, Hashable {
     public static let fileName = "issue.json"
     /// Largest manifest accepted.
@@ -62,6 +65,8 @@ public struct PublishManifest: Sendable, Hashable {
         public var pdf: String
         public var jpg: String
         public var jpgA: String
+        /// The page's text file (UTF-8), relative to the publish folder; nil when there is none.
+        public var text: String?
 
         public func file(_ kind: PageFileKind) -> String {
             switch kind {
@@ -128,7 +133,7 @@ public struct PublishManifest: Sendable, Hashable {
                 problem("section \(page.section) is not listed under \"sections\"", page: label)
                 continue
             }
-            for (key, name) in [("pdf", page.pdf), ("jpg", page.jpg), ("jpgA", page.jpgA)] {
+            for (key, name) in [("pdf", page.pdf), ("jpg", page.jpg), ("jpgA", page.jpgA)] + (page.text.map { [("text", $0)] } ?? []) {
                 if let error = checkName(name) {
                     problem("\"\(key)\": \(error)", page: label)
                 } else if let other = usedFiles[name] {
@@ -137,7 +142,8 @@ public struct PublishManifest: Sendable, Hashable {
                     usedFiles[name] = number
                 }
             }
-            byNumber[number] = Page(number: number, section: section, pdf: page.pdf, jpg: page.jpg, jpgA: page.jpgA)
+            byNumber[number] = Page(number: number, section: section, pdf: page.pdf, jpg: page.jpg, jpgA: page.jpgA,
+                                    text: page.text)
         }
         let numbers = byNumber.keys.sorted()
         if let first = numbers.first, first > 0 {
@@ -277,7 +283,8 @@ struct RawPage: Decodable {
     var pdf: String
     var jpg: String
     var jpgA: String
-    enum CodingKeys: String, CodingKey, CaseIterable { case number, section, pdf, jpg, jpgA }
+    var text: String?
+    enum CodingKeys: String, CodingKey, CaseIterable { case number, section, pdf, jpg, jpgA, text }
     init(from decoder: any Decoder) throws {
         try rejectUnknownKeys(decoder, allowed: CodingKeys.allCases.map(\.rawValue), place: "a page")
         let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -286,6 +293,7 @@ struct RawPage: Decodable {
         pdf = try c.decode(String.self, forKey: .pdf)
         jpg = try c.decode(String.self, forKey: .jpg)
         jpgA = try c.decode(String.self, forKey: .jpgA)
+        text = try c.decodeIfPresent(String.self, forKey: .text)
     }
 }
 

@@ -32,6 +32,39 @@ public struct KioskService: Sendable {
         return (offered, issues)
     }
 
+    /// A page that matched a search, with the edition it belongs to.
+    public struct SearchResult: Sendable, Hashable {
+        public var offered: OfferedEdition
+        public var hit: PageSearchHit
+    }
+
+    /// `cercar`: published pages of the editions the app offers (or of `editionID`, which it must offer)
+    /// whose text matches `text`, newest first. `identityKey` as for `editions`. A text the query
+    /// language cannot use is `KioskError.invalidArgument` naming `text`.
+    public func search(appKey: String, identityKey: String, text: String, editionID: Int?,
+                       from: IssueDate?, through: IssueDate?, limit: Int) async throws -> [SearchResult] {
+        let query: SearchQuery
+        do {
+            query = try SearchQuery(parsing: text)
+        } catch {
+            throw KioskError.invalidArgument(parameter: "text", problem: error.description)
+        }
+        let offered: [OfferedEdition]
+        if let editionID {
+            offered = [try await requireOffered(appKey: appKey, editionID: editionID)]
+        } else {
+            offered = try await store.editionListings(appKey: appKey).map(\.offered)
+            if offered.isEmpty { try await requireApp(appKey) }
+        }
+        noteSeen(appKey: appKey, identityKey: identityKey)
+        if offered.isEmpty { return [] }
+        if let from, let through, from > through { return [] }
+        let byID = Dictionary(offered.map { ($0.edition.id, $0) }, uniquingKeysWith: { first, _ in first })
+        let hits = try await store.searchPages(PageSearch(query: query, editionIDs: offered.map(\.edition.id),
+                                                          from: from, through: through, limit: limit))
+        return hits.compactMap { hit in byID[hit.editionID].map { SearchResult(offered: $0, hit: hit) } }
+    }
+
     /// Active devices are counted by the key they present, per app and day (answers kept between calls
     /// still count their callers through this).
     public func noteSeen(appKey: String, identityKey: String) {

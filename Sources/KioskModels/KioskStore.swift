@@ -17,6 +17,9 @@ public protocol KioskStore: Sendable {
     /// another instance. Read it before the data it guards; an answer kept under one version is valid while
     /// the store still gives that version.
     func catalogueVersion() async throws -> Int64
+    /// Published pages whose text matches `search`, newest issue first (then by edition id and page
+    /// number), at most `search.limit`. Withdrawn issues have no text; a republished one only its new text.
+    func searchPages(_ search: PageSearch) async throws -> [PageSearchHit]
     /// Makes the store's catalogue match the configuration; returns what changed, as lines a person reads.
     @discardableResult
     func syncCatalogue(_ catalogue: Catalogue, dryRun: Bool) async throws -> [String]

@@ -4,7 +4,7 @@ import PostgresNIO
 extension PostgresKioskStore {
     /// The tables `db copy` moves, parents before children.
     static let copiedTables = [
-        "publications", "editions", "sections", "apps", "tariff_lines", "issues", "pages", "users", "subscriptions",
+        "publications", "editions", "sections", "apps", "tariff_lines", "issues", "pages", "page_texts", "users", "subscriptions",
         "identities", "demo_counters", "demo_grants", "downloads", "download_counts", "sign_in_failures", "active_identities",
         "audit_log",
     ]
@@ -24,7 +24,8 @@ extension PostgresKioskStore {
             for table in Self.copiedTables {
                 columns[table] = try await c.rows("""
                     SELECT column_name::text, data_type::text FROM information_schema.columns
-                    WHERE table_schema = current_schema() AND table_name = \(table) ORDER BY ordinal_position
+                    WHERE table_schema = current_schema() AND table_name = \(table) AND is_generated = 'NEVER'
+                    ORDER BY ordinal_position
                     """, (String, String).self, logger: logger).map { (name: $0.0, type: $0.1) }
             }
             var reports: [TableCopyReport] = []

@@ -58,17 +58,20 @@ extension PostgresKioskStore {
                         \(pages.map(\.files.pdf)), \(pages.map(\.files.jpg)), \(pages.map(\.files.jpgA)))
                     """, logger: logger)
             }
+            try await replacePageTexts(c, editionID: editionID, date: date, pages: pages)
             return replaced
         }
     }
 
     public func withdrawIssue(editionID: Int, date: IssueDate, at time: Int64) async throws -> Bool {
         let day = date.description
-        return try await read { [self] c in
-            try await c.run("""
+        return try await write { [self] c in
+            let withdrawn = try await c.run("""
                 UPDATE issues SET withdrawn_at = \(time)
                 WHERE edition_id = \(editionID) AND date = \(day) AND withdrawn_at IS NULL RETURNING 1
                 """, logger: logger) == 1
+            if withdrawn { try await c.run("DELETE FROM page_texts WHERE edition_id = \(editionID) AND date = \(day)", logger: logger) }
+            return withdrawn
         }
     }
 

@@ -172,6 +172,32 @@ enum PostgresSchema {
             FOR EACH STATEMENT EXECUTE FUNCTION kiosk_catalogue_changed()
             """
         }),
+        // The text of published pages, for `cercar` (as SQLite's v6). `kiosk_search` is the `simple`
+        // configuration (no stemming: Catalan and Spanish text alike) with accents folded by `unaccent`
+        // first, so `Presència` finds `presencia`. A `<` is followed by a space for the parser, which would
+        // otherwise take `<Salt>` for an XML tag and leave it out (as SQLite's tokenizer does not). `unaccent` ships with PostgreSQL and is a trusted
+        // extension: a database owner may create it. Not a catalogue table: search answers are never kept.
+        Migration(version: 3, name: "page texts for search", statements: [
+            "CREATE EXTENSION IF NOT EXISTS unaccent",
+            "CREATE TEXT SEARCH CONFIGURATION kiosk_search (COPY = simple)",
+            """
+            ALTER TEXT SEARCH CONFIGURATION kiosk_search
+                ALTER MAPPING FOR word, hword, hword_part, numword, numhword, hword_numpart WITH unaccent, simple
+            """,
+            """
+            CREATE TABLE page_texts (
+                edition_id integer NOT NULL,
+                date text NOT NULL,
+                number integer NOT NULL,
+                text text NOT NULL,
+                search tsvector GENERATED ALWAYS AS (to_tsvector('kiosk_search'::regconfig, replace(text, '<', '< '))) STORED,
+                PRIMARY KEY (edition_id, date, number),
+                FOREIGN KEY (edition_id, date) REFERENCES issues ON DELETE CASCADE)
+            """,
+            "CREATE INDEX page_texts_search ON page_texts USING gin (search)",
+            // Newest first for words on many pages: the planner walks this and stops at the limit.
+            "CREATE INDEX page_texts_by_date ON page_texts (date DESC, edition_id, number)",
+        ]),
         // As in SQLite (`Schema.swift`, v7).
         Migration(version: 4, name: "audit log of the console", statements: [
             """

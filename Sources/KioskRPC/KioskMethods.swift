@@ -1,8 +1,8 @@
 import KioskModels
 import XMLRPC
 
-/// The six methods of the 2012 wire contract (SPEC.md, "Methods"): names, parameter order and
-/// member names are fixed; every member is a `string`.
+/// The six methods of the 2012 wire contract (SPEC.md, "Methods"), and `epquiosc.cercar`, added by
+/// Kiosk: names, parameter order and member names are fixed; every member is a `string`.
 public enum KioskMethods {
     public static func register<Context: KioskRPCContext>(into dispatcher: inout XMLRPCDispatcher<Context>) {
         dispatcher.register(
@@ -45,6 +45,15 @@ public enum KioskMethods {
             help: "hashQuiosc(appkey, username, password, seccioQ): a link opening the web kiosk at a section, "
                 + "signed in when credentials are given.",
             { params, context in try await hashQuiosc(params, context) })
+        dispatcher.register(
+            "epquiosc.cercar",
+            signature: [["array", "string", "string", "string", "string", "string", "string", "int"],
+                        ["array", "string", "string", "string", "int", "string", "string", "int"]],
+            help: "cercar(appkey, idenkey, text, edicio_id, desde, fins, num): pages of the editions the app offers "
+                + "(or of edicio_id) whose text matches, newest first, up to num (1-100, default 20); each with id, titol, "
+                + "edicio, data, numero and fragment (HTML, matches in <b>). Words are AND-ed, \"a phrase\" matches "
+                + "in order, word* is a prefix; accents and case do not matter.",
+            { params, context in try await cercar(params, context.environment) })
     }
 
     // MARK: epquiosc
@@ -125,6 +134,26 @@ public enum KioskMethods {
             XMLRPCMember("zip_sha256", .string(bundle.sha256)),
             XMLRPCMember("pagines", pages),
         ])
+    }
+
+    /// Not kept in the `AnswerCache`: the texts are many and rarely asked twice.
+    static func cercar(_ params: XMLRPCParameters, _ env: KioskRPCEnvironment) async throws -> XMLRPCValue {
+        let appKey = try params.string(0, "appkey")
+        let identityKey = try params.string(1, "idenkey")
+        let text = try params.string(2, "text")
+        let editionID = try params.int(3, "edicio_id", default: 0, in: 1...Int(Int32.max))
+        let from = try optionalDate(params, 4, "desde")
+        let through = try optionalDate(params, 5, "fins")
+        let count = try params.int(6, "num", default: PageSearch.defaultLimit, in: PageSearch.limitRange)
+        let results = try await env.service.search(
+            appKey: appKey, identityKey: identityKey, text: text, editionID: editionID == 0 ? nil : editionID,
+            from: from, through: through, limit: count)
+        return .array(results.map { result in
+            .structure(Array(editionMembers(result.offered, date: result.hit.date).prefix(4)) + [
+                XMLRPCMember("numero", .string(String(result.hit.pageNumber))),
+                XMLRPCMember("fragment", .string(result.hit.fragment)),
+            ])
+        })
     }
 
     // MARK: epusuaris

@@ -59,6 +59,7 @@ extension SQLiteKioskStore {
                 var record = PageRecord(editionID: editionID, date: date, page: page)
                 try record.insert(db)
             }
+            try replacePageTexts(db, editionID: editionID, date: date, pages: pages)
             return replaced
         }
     }
@@ -68,7 +69,9 @@ extension SQLiteKioskStore {
             try db.cachedStatement(sql: """
                 UPDATE issues SET withdrawn_at = ? WHERE edition_id = ? AND date = ? AND withdrawn_at IS NULL
                 """).execute(arguments: [time, editionID, date.description])
-            return db.changesCount == 1
+            let withdrawn = db.changesCount == 1
+            if withdrawn { try deletePageTexts(db, editionID: editionID, date: date) }
+            return withdrawn
         }
     }
 

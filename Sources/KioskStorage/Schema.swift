@@ -201,6 +201,38 @@ public enum KioskSchema {
                 }
             }
         }
+        // The text of published pages, for `cercar`. `key` is the page's place in search order
+        // (`PageSearchKey`: newest day first, then edition id, then page number, as descending keys), so the
+        // full-text index answers "newest first, at most n" by walking its rowids backwards and stopping
+        // early, however many pages match. `page_text_index` is an FTS5 index over `page_texts`
+        // (external content, kept by the triggers); accents are folded (`Presència` finds `presencia`).
+        // Not a catalogue table: search answers are never kept between calls.
+        migrator.registerMigration("v6: page texts for search") { db in
+            try db.execute(sql: """
+                CREATE TABLE page_texts (
+                    key INTEGER PRIMARY KEY,
+                    edition_id INTEGER NOT NULL,
+                    date TEXT NOT NULL,
+                    number INTEGER NOT NULL,
+                    text TEXT NOT NULL,
+                    UNIQUE (edition_id, date, number),
+                    FOREIGN KEY (edition_id, date) REFERENCES issues ON DELETE CASCADE
+                );
+                CREATE VIRTUAL TABLE page_text_index USING fts5(
+                    text, content = 'page_texts', content_rowid = 'key',
+                    tokenize = 'unicode61 remove_diacritics 2');
+                CREATE TRIGGER page_texts_insert AFTER INSERT ON page_texts BEGIN
+                    INSERT INTO page_text_index (rowid, text) VALUES (NEW.key, NEW.text);
+                END;
+                CREATE TRIGGER page_texts_delete AFTER DELETE ON page_texts BEGIN
+                    INSERT INTO page_text_index (page_text_index, rowid, text) VALUES ('delete', OLD.key, OLD.text);
+                END;
+                CREATE TRIGGER page_texts_update AFTER UPDATE ON page_texts BEGIN
+                    INSERT INTO page_text_index (page_text_index, rowid, text) VALUES ('delete', OLD.key, OLD.text);
+                    INSERT INTO page_text_index (rowid, text) VALUES (NEW.key, NEW.text);
+                END;
+                """)
+        }
         migrator.registerMigration("v7: audit log of the console") { db in
             try db.create(table: "audit_log") { t in
                 t.primaryKey("id", .integer)

@@ -155,7 +155,7 @@ import Testing
             p = xmlrpc.client.ServerProxy("https://kiosk:secret@127.0.0.1:\(server.port)/RPC2", context=context)
             print(len(p.epquiosc.getEdicions("quiosc", "")), p.system.listMethods()[0])
             """])
-        #expect(output == "0 epquiosc.getDarrersEdicio\n")
+        #expect(output == "0 epquiosc.cercar\n")
         #expect(server.log.contains("rpc=https://"))
         server.signal(SIGTERM)
         #expect(try await server.waitForExit() == 0)

@@ -67,9 +67,11 @@ public enum IssueFolders {
         return out
     }
 
-    /// One page's number, section id and the bytes of its three files.
+    /// One page's number, section id, the bytes of its three files and, optionally, its text
+    /// (written as `txt/NNN.txt` and named in `issue.json`).
     public struct PageSpec: Sendable {
         public var number: Int
+        public var text: String?
         public var section: Int = 1
         public var pdf: [UInt8] = IssueFolders.pdf()
         public var jpg: [UInt8] = IssueFolders.jpeg(width: 300, height: 400, body: 2_000)
@@ -103,8 +105,14 @@ public enum IssueFolders {
             try Data(page.pdf).write(to: URL(fileURLWithPath: "\(folder)/pdf/\(n).pdf"))
             try Data(page.jpg).write(to: URL(fileURLWithPath: "\(folder)/jpg/\(n).jpg"))
             try Data(page.jpgA).write(to: URL(fileURLWithPath: "\(folder)/jpgA/\(n).jpg"))
+            var textKey = ""
+            if let text = page.text {
+                try fm.createDirectory(atPath: "\(folder)/txt", withIntermediateDirectories: true)
+                try Data(text.utf8).write(to: URL(fileURLWithPath: "\(folder)/txt/\(n).txt"))
+                textKey = ", \"text\": \"txt/\(n).txt\""
+            }
             entries.append("""
-                {"number": \(page.number), "section": \(page.section), "pdf": "pdf/\(n).pdf", "jpg": "jpg/\(n).jpg", "jpgA": "jpgA/\(n).jpg"}
+                {"number": \(page.number), "section": \(page.section), "pdf": "pdf/\(n).pdf", "jpg": "jpg/\(n).jpg", "jpgA": "jpgA/\(n).jpg"\(textKey)}
                 """)
         }
         let sectionList = sections.map { "{\"id\": \($0.0), \"name\": \"\($0.1)\"}" }.joined(separator: ", ")

@@ -12,7 +12,7 @@ public struct StoreConformance: Sendable {
     public enum Check: String, CaseIterable, Sendable {
         case catalogueSync, catalogueLookups, editionListings, issueListings, issueContents, publishing
         case users, subscriptions, identities, importedIdentities, activity, downloads
-        case demoQuota, demoGrants, signInFailures, statistics, catalogueVersion
+        case demoQuota, demoGrants, signInFailures, statistics, catalogueVersion, search
         case console
     }
 
@@ -41,6 +41,7 @@ public struct StoreConformance: Sendable {
         case .statistics: try await statistics()
         case .catalogueVersion: try await catalogueVersion()
         case .console: try await console()
+        case .search: try await search()
         }
     }
 

@@ -52,6 +52,10 @@ package struct InstrumentedKioskStore: KioskStore {
         try await timed("issue_contents") { try await base.issueContents(editionID: editionID, date: date) }
     }
 
+    package func searchPages(_ search: PageSearch) async throws -> [PageSearchHit] {
+        try await timed("search_pages") { try await base.searchPages(search) }
+    }
+
     @discardableResult
     package func syncCatalogue(_ catalogue: Catalogue, dryRun: Bool) async throws -> [String] {
         try await timed("sync_catalogue") { try await base.syncCatalogue(catalogue, dryRun: dryRun) }

@@ -1,0 +1,72 @@
+import KioskModels
+import Logging
+import PostgresNIO
+
+extension SearchQuery {
+    /// The query in `to_tsquery`'s syntax: each word a quoted lexeme (letters, marks and digits only, so
+    /// nothing in it is tsquery syntax), a phrase's words joined by `<->`, `:*` after a prefix, AND-ed.
+    /// `to_tsquery('kiosk_search', …)` then folds accents and case as the index did.
+    var tsqueryText: String {
+        terms.map { term in
+            let words = term.words.map { "'" + $0.escapingTSQuery + "'" }
+            return "(" + words.joined(separator: " <-> ") + (term.isPrefix ? ":*" : "") + ")"
+        }.joined(separator: " & ")
+    }
+}
+
+extension String {
+    /// Escapes a quoted tsquery lexeme's `'` and `\`; words never hold one, this is a second line of defence.
+    fileprivate var escapingTSQuery: String {
+        var escaped = ""
+        for character in self {
+            if character == "'" || character == "\\" { escaped.append("\\") }
+            escaped.append(character)
+        }
+        return escaped
+    }
+}
+
+extension PostgresKioskStore {
+    /// `ts_headline`'s options: one fragment of about 12-24 words, matches between the markers the
+    /// excerpt is made from (`PageText.fragment(fromMarked:)`).
+    static let headlineOptions = "StartSel=\"\(PageText.matchStart)\", StopSel=\"\(PageText.matchEnd)\", "
+        + "MaxWords=24, MinWords=12, ShortWord=1, MaxFragments=1, FragmentDelimiter=\" … \""
+
+    public func searchPages(_ search: PageSearch) async throws -> [PageSearchHit] {
+        let query = search.query.tsqueryText
+        let editions = search.editionIDs
+        let from = (search.from ?? IssueDate(year: 1, month: 1, day: 1)!).description
+        let through = (search.through ?? IssueDate(year: 9999, month: 12, day: 31)!).description
+        let limit = search.limit
+        let options = Self.headlineOptions
+        // The excerpts are made only for the hits kept (the inner query's limit), from the text as indexed
+        // (`<` followed by a space: see the migration).
+        let rows = try await read { [self] c in
+            try await c.rows("""
+                SELECT h.edition_id, h.date, h.number, ts_headline('kiosk_search', replace(h.text, '<', '< '), q, \(options))
+                FROM (SELECT edition_id, date, number, text FROM page_texts
+                      WHERE search @@ to_tsquery('kiosk_search', \(query)) AND edition_id = ANY(\(editions))
+                        AND date BETWEEN \(from) AND \(through)
+                      ORDER BY date DESC, edition_id, number LIMIT \(limit)) h,
+                     to_tsquery('kiosk_search', \(query)) q
+                ORDER BY h.date DESC, h.edition_id, h.number
+                """, (Int, String, Int, String).self, logger: logger)
+        }
+        return rows.compactMap { row in
+            IssueDate(row.1).map { PageSearchHit(editionID: row.0, date: $0, pageNumber: row.2,
+                                                 fragment: PageText.fragment(fromMarked: row.3)) }
+        }
+    }
+
+    /// Replaces the issue's page texts with those of `pages` (in the caller's transaction).
+    func replacePageTexts(_ c: PostgresConnection, editionID: Int, date: IssueDate, pages: [PublishedPage]) async throws {
+        let day = date.description
+        try await c.run("DELETE FROM page_texts WHERE edition_id = \(editionID) AND date = \(day)", logger: logger)
+        let texts = pages.compactMap { page in page.text.map { (page.number, $0) } }
+        guard !texts.isEmpty else { return }
+        try await c.run("""
+            INSERT INTO page_texts (edition_id, date, number, text)
+            SELECT \(editionID), \(day), * FROM unnest(\(texts.map(\.0)), \(texts.map(\.1)))
+            """, logger: logger)
+    }
+}

@@ -1,0 +1,86 @@
+import KioskModels
+import Testing
+
+/// Full-text search over page texts (`KioskStore.searchPages`), the same on every engine.
+extension StoreConformance {
+    /// Publishes (edition, date) with the given page texts (nil: a page without text).
+    static func publish(_ store: any KioskDatabase, edition: Int, date: String, texts: [String?]) async throws {
+        let day = Self.date(date)
+        let revision = try await store.nextRevision(editionID: edition, date: day)
+        var pages = TestIssues.pages(edition: edition, date: day, revision: revision, count: texts.count)
+        for index in pages.indices { pages[index].text = texts[index] }
+        _ = try await store.publishIssue(editionID: edition, date: day, revision: revision, pages: pages,
+                                         bundle: nil, at: t0)
+    }
+
+    /// Hits as "edition date page", in the store's order.
+    static func search(_ store: any KioskDatabase, _ text: String, editions: [Int] = [1, 2, 8], from: String? = nil,
+                       through: String? = nil, limit: Int = 20) async throws -> [String] {
+        try await hits(store, text, editions: editions, from: from, through: through, limit: limit)
+            .map { "\($0.editionID) \($0.date) \($0.pageNumber)" }
+    }
+
+    static func hits(_ store: any KioskDatabase, _ text: String, editions: [Int] = [1, 2, 8], from: String? = nil,
+                     through: String? = nil, limit: Int = 20) async throws -> [PageSearchHit] {
+        try await store.searchPages(PageSearch(query: try SearchQuery(parsing: text), editionIDs: editions,
+                                               from: from.map(date), through: through.map(date), limit: limit))
+    }
+
+    /// Accents and case folded both ways, phrases, prefixes, the editions and date filters, newest first
+    /// (then edition, then page), the limit; withdraw removes an issue's text, republish replaces it;
+    /// excerpts are HTML with matches in `<b>`.
+    func search() async throws {
+        let store = try await store()
+        try await Self.publish(store, edition: 1, date: "2025-05-01", texts: [
+            "La Presència de l'alcalde al Ple municipal",
+            "El pressupost municipal de Girona & Salt <Figueres>",
+            nil,
+        ])
+        try await Self.publish(store, edition: 2, date: "2025-05-01", texts: ["presencia sense accent", "Girona"])
+        try await Self.publish(store, edition: 8, date: "2025-05-03", texts: ["Cròniques de Girona", "res"])
+        try await Self.publish(store, edition: 1, date: "2025-04-20", texts: ["Girona, girona, GIRONA"])
+
+        #expect(try await Self.search(store, "presencia") == ["1 2025-05-01 1", "2 2025-05-01 1"], "accent folded in the text")
+        #expect(try await Self.search(store, "PRESÈNCIA") == ["1 2025-05-01 1", "2 2025-05-01 1"], "and in the query")
+        #expect(try await Self.search(store, "girona") == [
+            "8 2025-05-03 1", "1 2025-05-01 2", "2 2025-05-01 2", "1 2025-04-20 1",
+        ], "newest first, then edition, then page")
+        #expect(try await Self.search(store, "girona", limit: 2) == ["8 2025-05-03 1", "1 2025-05-01 2"])
+        #expect(try await Self.search(store, "girona", editions: [1]) == ["1 2025-05-01 2", "1 2025-04-20 1"])
+        #expect(try await Self.search(store, "girona", from: "2025-04-21", through: "2025-05-01") == [
+            "1 2025-05-01 2", "2 2025-05-01 2"])
+        #expect(try await Self.search(store, "girona", through: "2025-04-20") == ["1 2025-04-20 1"])
+        #expect(try await Self.search(store, "girona", from: "2025-05-02") == ["8 2025-05-03 1"])
+        #expect(try await Self.search(store, "\"pressupost municipal\"") == ["1 2025-05-01 2"], "phrase")
+        #expect(try await Self.search(store, "\"municipal pressupost\"") == [], "a phrase is in order")
+        #expect(try await Self.search(store, "pressupost girona") == ["1 2025-05-01 2"], "words are AND-ed")
+        #expect(try await Self.search(store, "pressupost cròniques") == [])
+        #expect(try await Self.search(store, "pressu*") == ["1 2025-05-01 2"], "prefix")
+        #expect(try await Self.search(store, "croniq*") == ["8 2025-05-03 1"], "prefix, accents folded")
+        #expect(try await Self.search(store, "l'alcalde") == ["1 2025-05-01 1"], "words joined by an apostrophe")
+        #expect(try await Self.search(store, "gir") == [], "a word is whole unless starred")
+        #expect(try await Self.search(store, "NOT OR AND girona", editions: [8]) == [], "operators are words")
+        #expect(try await Self.search(store, "girona)(* NEAR: ^", editions: [8]) == [], "NEAR is a word too")
+        #expect(try await Self.search(store, "girona)(*:^-", editions: [8]) == ["8 2025-05-03 1"], "punctuation separates")
+
+        let hit = try #require(try await Self.hits(store, "pressupost").first)
+        #expect(hit.fragment.contains("<b>pressupost</b>"), "\(hit.fragment)")
+        #expect(hit.fragment.contains("&amp; Salt &lt;") && !hit.fragment.contains("<F"), "the text is escaped: \(hit.fragment)")
+        #expect(try await Self.search(store, "figueres") == ["1 2025-05-01 2"], "a word in angle brackets is a word")
+        let folded = try #require(try await Self.hits(store, "presencia", editions: [1]).first)
+        #expect(folded.fragment.contains("<b>Presència</b>"), "the text as printed is marked: \(folded.fragment)")
+
+        // Republish replaces the text; withdraw removes it; publishing again brings it back.
+        try await Self.publish(store, edition: 1, date: "2025-05-01", texts: ["nou text de Girona"])
+        #expect(try await Self.search(store, "pressupost") == [], "the old revision's text is gone")
+        #expect(try await Self.search(store, "nou") == ["1 2025-05-01 1"])
+        #expect(try await store.withdrawIssue(editionID: 1, date: Self.date("2025-05-01"), at: Self.t0))
+        #expect(try await Self.search(store, "nou") == [], "withdrawn: not found")
+        #expect(try await Self.search(store, "girona", editions: [1]) == ["1 2025-04-20 1"])
+        try await Self.publish(store, edition: 1, date: "2025-05-01", texts: ["nou text"])
+        #expect(try await Self.search(store, "nou") == ["1 2025-05-01 1"])
+        // A page without text and an issue without texts publish as before.
+        try await store.publishTestIssue(edition: 2, date: "2025-05-10")
+        #expect(try await store.issueContents(editionID: 2, date: Self.date("2025-05-10"))?.pages.count == 3)
+    }
+}
