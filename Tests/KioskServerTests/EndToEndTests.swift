@@ -229,13 +229,11 @@ import Testing
             try process.run()
             // Timed and waited for on a thread of its own: a busy test process's shared threads must not
             // stretch the delay until the publish has finished.
-            let killed = await withCheckedContinuation { continuation in
-                DispatchQueue.global().async {
-                    usleep(UInt32(delay * 1000))
-                    kill(process.processIdentifier, SIGKILL)
-                    process.waitUntilExit()
-                    continuation.resume(returning: process.terminationReason == .uncaughtSignal)
-                }
+            let killed = try await onOwnThread {
+                usleep(UInt32(delay * 1000))
+                kill(process.processIdentifier, SIGKILL)
+                process.waitUntilExit()
+                return process.terminationReason == .uncaughtSignal
             }
             if killed { interrupted += 1 }
         }

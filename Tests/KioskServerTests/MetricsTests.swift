@@ -181,7 +181,7 @@ import Testing
                     held.append(c)                 # keep-alive: the connection stays open
                 def settle(expected, conn=None):
                     # a connection the client just closed is gone once the server has read its end
-                    deadline = time.time() + 10
+                    deadline = time.time() + 30
                     value = gauge("kiosk_http_connections_open", conn)
                     while value != expected and time.time() < deadline:
                         time.sleep(0.05)

@@ -139,24 +139,17 @@ struct PrivatePostgres {
 
     /// Runs a shell script with no pipes (output to /dev/null, errors to a file); returns its status and errors.
     static func runDetached(_ script: String, errors: String) async throws -> (status: Int32, errors: String) {
-        try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async {
-                do {
-                    _ = FileManager.default.createFile(atPath: errors, contents: nil)
-                    let process = Process()
-                    process.executableURL = URL(fileURLWithPath: "/bin/bash")
-                    process.arguments = ["-c", script]
-                    process.standardInput = FileHandle.nullDevice
-                    process.standardOutput = FileHandle.nullDevice
-                    process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errors))
-                    try process.run()
-                    process.waitUntilExit()
-                    let text = (try? String(contentsOfFile: errors, encoding: .utf8)) ?? ""
-                    continuation.resume(returning: (process.terminationStatus, text))
-                } catch {
-                    continuation.resume(throwing: error)
-                }
-            }
+        try await onOwnThread {
+            _ = FileManager.default.createFile(atPath: errors, contents: nil)
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/bin/bash")
+            process.arguments = ["-c", script]
+            process.standardInput = FileHandle.nullDevice
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errors))
+            try process.run()
+            process.waitUntilExit()
+            return (process.terminationStatus, (try? String(contentsOfFile: errors, encoding: .utf8)) ?? "")
         }
     }
 

@@ -82,37 +82,40 @@ struct TestKiosk {
     }
 }
 
-/// Runs a program to completion and returns (status, stdout, stderr). The wait happens on a Dispatch
-/// thread, never on the cooperative pool the in-process server's handlers need.
+/// Runs blocking work (waiting for a child process, a pipe, a delay) on a thread of its own. Neither the
+/// cooperative pool the in-process servers' handlers need nor Dispatch's global threads (on Linux the two
+/// draw on the same few threads) may be held: with many tests waiting at once, they would all stall.
+func onOwnThread<Value: Sendable>(_ body: @escaping @Sendable () throws -> Value) async throws -> Value {
+    try await withCheckedThrowingContinuation { continuation in
+        let thread = Thread { continuation.resume(with: Result { try body() }) }
+        thread.stackSize = 1 << 20
+        thread.start()
+    }
+}
+
+/// Runs a program to completion and returns (status, stdout, stderr), waiting on a thread of its own.
 func runProcess(_ executable: URL, _ arguments: [String], stdin: String? = nil, environment: [String: String] = [:],
                 directory: URL? = nil) async throws -> (status: Int32, output: String, errors: String) {
-    try await withCheckedThrowingContinuation { continuation in
-        DispatchQueue.global().async {
-            do {
-                let process = Process()
-                process.executableURL = executable
-                process.arguments = arguments
-                process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-                if let directory { process.currentDirectoryURL = directory }
-                let output = Pipe(), input = Pipe()
-                let errorFile = FileManager.default.temporaryDirectory.appendingPathComponent("process-\(UUID().uuidString).err")
-                _ = FileManager.default.createFile(atPath: errorFile.path, contents: nil)
-                defer { try? FileManager.default.removeItem(at: errorFile) }
-                process.standardOutput = output
-                process.standardError = try FileHandle(forWritingTo: errorFile)
-                process.standardInput = input
-                try process.run()
-                if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
-                try input.fileHandleForWriting.close()
-                let out = readToEnd(output.fileHandleForReading)
-                process.waitUntilExit()
-                let err = (try? Data(contentsOf: errorFile)) ?? Data()
-                continuation.resume(returning: (process.terminationStatus, String(decoding: out, as: UTF8.self),
-                                                String(decoding: err, as: UTF8.self)))
-            } catch {
-                continuation.resume(throwing: error)
-            }
-        }
+    try await onOwnThread {
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        if let directory { process.currentDirectoryURL = directory }
+        let output = Pipe(), input = Pipe()
+        let errorFile = FileManager.default.temporaryDirectory.appendingPathComponent("process-\(UUID().uuidString).err")
+        _ = FileManager.default.createFile(atPath: errorFile.path, contents: nil)
+        defer { try? FileManager.default.removeItem(at: errorFile) }
+        process.standardOutput = output
+        process.standardError = try FileHandle(forWritingTo: errorFile)
+        process.standardInput = input
+        try process.run()
+        if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
+        try input.fileHandleForWriting.close()
+        let out = readToEnd(output.fileHandleForReading)
+        process.waitUntilExit()
+        let err = (try? Data(contentsOf: errorFile)) ?? Data()
+        return (process.terminationStatus, String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self))
     }
 }
 
