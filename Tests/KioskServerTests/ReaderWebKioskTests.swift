@@ -3,9 +3,11 @@ import GRDB
 import Hummingbird
 import HummingbirdTesting
 import KioskModels
+import KioskTestSupport
 import Logging
 import Testing
 @testable import KioskHTTP
+@testable import KioskWiring
 
 /// The reader's web kiosk (`/web/{app}/…`) over HTTP: pages, sign-in by `hash`, entitlement, sessions, CSRF.
 /// The same flows in a real browser: `ReaderWebKioskBrowserTests`.
@@ -145,6 +147,36 @@ import Testing
                                                          headers: [.acceptLanguage: "en"]))
             #expect(may.contains("May 2025") && may.contains("/web/quiosc/edicio/1/2025-05-20") && !may.contains("2025-06-10\""))
             #expect(may.contains("href=\"/web/quiosc/edicio/1?mes=2025-06\"") && !may.contains("rel=\"prev\""))
+        }
+    }
+
+    @Test func theSearchBoxFindsPagesOfTheAppsEditionsNewestFirst() async throws {
+        let kiosk = try await TestKiosk()
+        for (edition, date, word) in [(1, "2025-06-10", "Presència"), (8, "2025-06-12", "presencia"), (1, "2025-06-20", "altre")] {
+            var pages = IssueFolders.smallPages(2)
+            pages[1].text = "La \(word) del <consell> a Girona"
+            let folder = try IssueFolders.writeFolder(kiosk.directory.path + "/in-\(edition)-\(date)", pages: pages,
+                                                      sections: [(1, "Portada")])
+            _ = try await kiosk.editions.publisher().publish(editionID: edition, date: IssueDate(date)!, from: folder)
+        }
+        try await Self.app(kiosk).test(.router) { client in
+            let shelf = Self.text(try await client.execute(uri: "/web/quiosc/", method: .get))
+            #expect(shelf.contains("role=\"search\"") && shelf.contains("action=\"/web/quiosc/cerca\""))
+            let found = try await client.execute(uri: "/web/quiosc/cerca?q=presencia", method: .get)
+            #expect(found.status == .ok)
+            let html = Self.text(found)
+            let links = html.matches(of: /href="(\/web\/quiosc\/edicio\/[^"]+)"/).map { String($0.1) }
+            #expect(links == ["/web/quiosc/edicio/8/2025-06-12#p2", "/web/quiosc/edicio/1/2025-06-10#p2"], "newest first, accents folded")
+            #expect(html.contains("<b>Presència</b>") && html.contains("&lt;consell&gt;"), "the excerpt marks the word and escapes the page's text")
+            #expect(html.contains("value=\"presencia\""), "the box keeps the query")
+            // Presència's app offers edition 8 only.
+            let other = Self.text(try await client.execute(uri: "/web/presencia/cerca?q=presencia", method: .get))
+            #expect(other.contains("/web/presencia/edicio/8/2025-06-12#p2") && !other.contains("edicio/1/"))
+            // Hostile text is answered, never an error page.
+            for query in ["%22unbalanced", "NEAR(a%20b)", "*", String(repeating: "a%20", count: 400)] {
+                let answer = try await client.execute(uri: "/web/quiosc/cerca?q=\(query)", method: .get)
+                #expect(answer.status == .ok, "\(query)")
+            }
         }
     }
 

@@ -14,6 +14,7 @@ package struct ReaderKioskController {
     package func addRoutes(to group: RouterGroup<KioskRequestContext>) {
         group.get("/web/:app", use: page { try await $0.shelf() })
         group.get("/web/:app/compte", use: page { try await $0.account() })
+        group.get("/web/:app/cerca", use: page { try await $0.search() })
         group.get("/web/:app/edicio/:edition", use: page { try await $0.archive() })
         group.get("/web/:app/edicio/:edition/:date", use: page { try await $0.issue() })
         group.post("/web/:app/sortir", use: signOut)
@@ -70,6 +71,7 @@ struct ReaderPage: Sendable {
     let now: Int64
     let parameters: Parameters
     let query: String?
+    let searchText: String
     let contentSecurityPolicy: String
     var notice: String?
 
@@ -81,6 +83,7 @@ struct ReaderPage: Sendable {
         text = language.strings
         parameters = context.parameters
         query = request.uri.queryParameters.get("mes")
+        searchText = request.uri.queryParameters.get("q").map { String($0.prefix(500)) } ?? ""
         let appKey = context.parameters.get("app") ?? ""
         guard let app = try await environment.service.store.app(key: appKey) else {
             throw KioskHTTPError.notFound("no app \"\(appKey.prefix(64))\" in this kiosk")
@@ -164,6 +167,26 @@ struct ReaderPage: Sendable {
         return ("issue", "\(offered.edition.name) · \(date)", view)
     }
 
+    /// The search box: pages of the app's editions whose text matches, as `cercar` finds them.
+    func search() async throws -> (name: String, title: String, content: Any?) {
+        var view = SearchView(query: searchText, hits: [])
+        if !searchText.isEmpty {
+            do {
+                let results = try await environment.service.search(appKey: app.key, identityKey: "", text: searchText, editionID: nil,
+                                                                   from: nil, through: nil, limit: PageSearch.defaultLimit)
+                view.hits = results.map { result in
+                    let hit = result.hit
+                    return SearchView.Hit(title: result.offered.publicationName, edition: result.offered.edition.name,
+                                          date: hit.date.description, page: hit.pageNumber,
+                                          url: "\(base)/edicio/\(hit.editionID)/\(hit.date)#p\(hit.pageNumber)", fragment: hit.fragment)
+                }
+            } catch KioskError.invalidArgument(_, let problem) {
+                view.problem = problem
+            }
+        }
+        return ("search", text["search_results"] ?? "", view)
+    }
+
     func account() async throws -> (name: String, title: String, content: Any?) {
         guard let user else { return ("account", text["account"] ?? "", nil) }
         let subscriptions = try await environment.service.subscriptions(appKey: app.key, userID: user.id)
@@ -185,7 +208,7 @@ struct ReaderPage: Sendable {
                 PageFrame.Reader(name: user.name.isEmpty ? user.username : user.name,
                                  csrf: session.map { sessions.csrfToken($0) } ?? "")
             },
-            notice: notice, content: content)
+            notice: notice, query: searchText, content: content)
         let html = WebTemplates.render(template, frame)
         return Response(status: status, headers: [
             .contentType: "text/html; charset=utf-8", .cacheControl: "private, no-store",

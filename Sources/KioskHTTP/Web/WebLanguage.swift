@@ -88,6 +88,9 @@ package enum WebStrings {
         "free": "Accés lliure",
         "subscribers": "Per a subscriptors",
         "language": "Llengua",
+        "search": "Cerca",
+        "search_results": "Resultats de la cerca",
+        "no_results": "No s'ha trobat res.",
     ]
 
     package static let english: [String: String] = [
@@ -127,5 +130,8 @@ package enum WebStrings {
         "free": "Free",
         "subscribers": "Subscribers",
         "language": "Language",
+        "search": "Search",
+        "search_results": "Search results",
+        "no_results": "Nothing found.",
     ]
 }

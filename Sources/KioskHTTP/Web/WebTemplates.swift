@@ -6,7 +6,7 @@ package enum WebTemplates {
     package static let library: MustacheLibrary = {
         var library = MustacheLibrary()
         let templates = ["layout": layout, "shelf": shelf, "archive": archive, "issue": issue,
-                         "account": account, "message": message,
+                         "account": account, "message": message, "search": search,
                          "console_layout": consoleLayout, "console_sign_in": consoleSignIn, "console_dashboard": consoleDashboard,
                          "console_apps": consoleApps, "console_issues": consoleIssues, "console_readers": consoleReaders,
                          "console_audit": consoleAudit]

@@ -10,6 +10,8 @@ struct PageFrame {
     var base: String
     var reader: Reader?
     var notice: String?
+    /// The text of the search box.
+    var query: String
     var content: Any?
 }
 
@@ -42,4 +44,11 @@ struct MessageView {
     var heading: String
     var hint: String?
     var base: String
+}
+
+struct SearchView {
+    struct Hit { var title, edition, date: String; var page: Int; var url: String; var fragment: String }
+    var query: String
+    var problem: String?
+    var hits: [Hit]
 }

@@ -34,6 +34,8 @@ extension WebTemplates {
     <li><a href="{{base}}/">{{appName}}</a></li>
     <li><a href="{{base}}/compte">{{t.account}}</a></li>
     </ul></nav>
+    <form role="search" method="get" action="{{base}}/cerca"><label for="search-q">{{t.search}}</label>
+    <input id="search-q" name="q" type="search" maxlength="500" value="{{query}}"><button type="submit">{{t.search}}</button></form>
     {{#reader}}<p class="who">{{t.signed_in_as}} <strong>{{name}}</strong>
     <form method="post" action="{{base}}/sortir"><input type="hidden" name="csrf" value="{{csrf}}"><button type="submit">{{t.sign_out}}</button></form></p>{{/reader}}
     </header>
