@@ -181,6 +181,10 @@ let package = Package(
             dependencies: ["XMLRPC"],
             swiftSettings: swiftSettings),
         .testTarget(
+            name: "KioskFilesTests",
+            dependencies: ["KioskFiles"],
+            swiftSettings: swiftSettings),
+        .testTarget(
             name: "KioskEditionsTests",
             dependencies: [
                 "KioskFiles", "KioskEditions", "KioskStorage", "KioskModels", "KioskTestSupport",

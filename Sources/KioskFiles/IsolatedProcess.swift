@@ -1,0 +1,213 @@
+import CSystemCalls
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What a child process may use before it is stopped.
+public struct ChildLimits: Sendable, Hashable {
+    /// Processor seconds (`RLIMIT_CPU`; the kernel sends `SIGXCPU`, then `SIGKILL` a second later).
+    public var cpuSeconds: Int
+    /// Address space (`RLIMIT_AS`): allocations past it fail.
+    public var memoryBytes: Int64
+    /// The largest file it may write (`RLIMIT_FSIZE`; past it `SIGXFSZ`), and also the most its working
+    /// folder may hold when it ends (several files each under the limit).
+    public var outputBytes: Int64
+    /// Wall-clock seconds before its whole process group is killed.
+    public var wallSeconds: Double
+
+    public init(cpuSeconds: Int = 60, memoryBytes: Int64 = 1 << 30, outputBytes: Int64 = 512 << 20, wallSeconds: Double = 120) {
+        self.cpuSeconds = cpuSeconds; self.memoryBytes = memoryBytes
+        self.outputBytes = outputBytes; self.wallSeconds = wallSeconds
+    }
+}
+
+/// How a child process ended.
+public struct ChildOutcome: Sendable, Hashable {
+    public enum Ending: Sendable, Hashable {
+        /// It exited with this status.
+        case exited(Int32)
+        /// A signal ended it (`SIGXCPU`/`SIGKILL` for the CPU limit, `SIGXFSZ` for a file too large,
+        /// `SIGSEGV`/`SIGABRT` for a crash).
+        case signaled(Int32)
+        /// It ran past the wall-clock limit and its process group was killed.
+        case timedOut
+        /// It ended, but left more than the output limit in its working folder.
+        case outputTooLarge(Int64)
+    }
+    public var ending: Ending
+    /// The tail of what it wrote on standard error (at most 400 bytes, control characters replaced).
+    public var errorText: String
+    /// Wall-clock seconds it ran.
+    public var seconds: Double
+
+    public var succeeded: Bool { ending == .exited(0) }
+
+    /// One line for a message: "exit status 2", "killed by signal 11 (crashed)", "ran past 5 s".
+    public var summary: String {
+        switch ending {
+        case .exited(let status): "exit status \(status)"
+        case .signaled(let signal): "killed by signal \(signal)\(Self.signalMeaning(signal))"
+        case .timedOut: "ran past the wall-clock limit"
+        case .outputTooLarge(let bytes): "wrote \(bytes) bytes, past the output limit"
+        }
+    }
+
+    static func signalMeaning(_ signal: Int32) -> String {
+        switch signal {
+        case SIGXCPU, SIGKILL: " (processor-time limit)"
+        case SIGXFSZ: " (file-size limit)"
+        case SIGSEGV, SIGBUS, SIGABRT, SIGILL, SIGFPE: " (crashed)"
+        default: ""
+        }
+    }
+}
+
+/// Runs a program as an isolated child process: with resource limits, no network, an empty environment
+/// (but `PATH`, `HOME` and `TMPDIR`), its own working folder, standard input from `/dev/null`, standard
+/// output and error into files of that folder, every other descriptor closed, and in a process group
+/// of its own that is killed whole on a timeout.
+///
+/// It is spawned with `posix_spawn` (no `fork` of this multi-threaded process) through util-linux's
+/// `unshare -n` (a new, empty network namespace; used when it works here, which needs root or user
+/// namespaces) and `prlimit` (sets the limits, then executes the program). Both execute in place, so the
+/// process waited for is the program itself. Waiting blocks the calling thread: call it from a
+/// `BlockingExecutor` job, never from an event loop or the cooperative pool.
+public enum IsolatedProcess {
+    /// Where the child's standard output and standard error go, inside its working folder.
+    public static let standardOutputName = "_stdout"
+    public static let standardErrorName = "_stderr"
+
+    /// True when `unshare -n` works for this process (probed once).
+    public static let isolatesNetwork: Bool = probeNetworkIsolation()
+
+    /// Runs `program` (a name looked up in `/usr/bin:/bin`, or a path) with `arguments` in `folder`
+    /// (an existing folder of its own, also its `TMPDIR` and `HOME`) under `limits`. Blocking.
+    public static func run(_ program: String, _ arguments: [String], in folder: String,
+                           limits: ChildLimits) throws -> ChildOutcome {
+        let started = FS.monotonic()
+        var command: [String] = []
+        if isolatesNetwork { command += [unsharePath, "-n", "--"] }
+        let cpu = max(1, limits.cpuSeconds)
+        command += [prlimitPath, "--cpu=\(cpu):\(cpu + 1)", "--as=\(limits.memoryBytes)", "--fsize=\(limits.outputBytes)",
+                    "--core=0", "--", program] + arguments
+        let environment = ["PATH=/usr/bin:/bin", "HOME=\(folder)", "TMPDIR=\(folder)", "LC_ALL=C.UTF-8"]
+        let pid = try spawn(command, environment: environment, folder: folder)
+        let ending = wait(for: pid, seconds: limits.wallSeconds)
+        var outcome = ChildOutcome(ending: ending, errorText: errorTail(folder), seconds: FS.monotonic() - started)
+        if case .exited = ending {
+            let written = FS.treeSize(folder)
+            if written > limits.outputBytes { outcome.ending = .outputTooLarge(written) }
+        }
+        return outcome
+    }
+
+    // MARK: Spawning
+
+    private static let unsharePath = findProgram("unshare") ?? "/usr/bin/unshare"
+    private static let prlimitPath = findProgram("prlimit") ?? "/usr/bin/prlimit"
+
+    private static func findProgram(_ name: String) -> String? {
+        ["/usr/bin", "/bin", "/usr/sbin", "/sbin"].map { "\($0)/\(name)" }.first { access($0, X_OK) == 0 }
+    }
+
+    private static func probeNetworkIsolation() -> Bool {
+        guard findProgram("unshare") != nil, let pid = try? spawn([unsharePath, "-n", "--", "true"],
+                                                                 environment: ["PATH=/usr/bin:/bin"], folder: "/") else {
+            return false
+        }
+        return wait(for: pid, seconds: 10) == .exited(0)
+    }
+
+    /// `posix_spawn` in a new process group, signals at their defaults and unblocked, the descriptors
+    /// and folder described above.
+    private static func spawn(_ command: [String], environment: [String], folder: String) throws -> pid_t {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, folder + "/" + standardOutputName, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_addopen(&actions, 2, folder + "/" + standardErrorName, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        guard kiosk_spawn_addchdir(&actions, folder) == 0, kiosk_spawn_addclosefrom(&actions, 3) == 0 else {
+            throw SystemError("posix_spawn_file_actions", folder)
+        }
+        var all = sigset_t()
+        sigfillset(&all)
+        posix_spawnattr_setsigdefault(&attributes, &all)   // SIGPIPE and the like: not ignored as here
+        var none = sigset_t()
+        sigemptyset(&none)
+        posix_spawnattr_setsigmask(&attributes, &none)
+        posix_spawnattr_setpgroup(&attributes, 0)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
+
+        let argv = command.map { strdup($0) } + [nil]
+        let envp = environment.map { strdup($0) } + [nil]
+        defer {
+            argv.forEach { free($0) }
+            envp.forEach { free($0) }
+        }
+        var pid: pid_t = 0
+        let status = posix_spawn(&pid, command[0], &actions, &attributes, argv, envp)
+        guard status == 0 else { throw SystemError("posix_spawn", command[0], code: status) }
+        return pid
+    }
+
+    // MARK: Waiting
+
+    /// Waits for `pid` at most `seconds`, then kills its process group; always reaps it.
+    private static func wait(for pid: pid_t, seconds: Double) -> ChildOutcome.Ending {
+        let deadline = FS.monotonic() + seconds
+        var timedOut = false
+        let pidfd = kiosk_pidfd_open(pid)
+        defer { if pidfd >= 0 { close(pidfd) } }
+        var delay: UInt32 = 1_000
+        while true {
+            var status: Int32 = 0
+            let reaped = waitpid(pid, &status, WNOHANG)
+            if reaped == pid {
+                kill(-pid, SIGKILL)   // anything it started and left behind
+                if timedOut { return .timedOut }
+                let signal = status & 0x7F
+                return signal == 0 ? .exited((status >> 8) & 0xFF) : .signaled(signal)
+            }
+            if reaped < 0 && errno != EINTR { return timedOut ? .timedOut : .signaled(SIGKILL) }
+            let remaining = deadline - FS.monotonic()
+            if remaining <= 0 {
+                timedOut = true
+                kill(-pid, SIGKILL)
+                _ = waitpid(pid, &status, 0)
+                return .timedOut
+            }
+            if pidfd >= 0 {
+                var entry = pollfd(fd: pidfd, events: Int16(POLLIN), revents: 0)
+                _ = poll(&entry, 1, Int32(min(remaining * 1000 + 1, 60_000)))
+            } else {
+                usleep(delay)   // an old kernel without pidfd_open: poll with a growing delay
+                delay = min(delay * 2, 20_000)
+            }
+        }
+    }
+
+    /// The last bytes of the child's standard error, as one printable line.
+    private static func errorTail(_ folder: String) -> String {
+        guard let file = try? FS.open(folder + "/" + standardErrorName, O_RDONLY), let info = try? file.status() else { return "" }
+        let size = Int64(info.st_size)
+        let count = Int(min(size, 400))
+        guard let bytes = try? file.bytes(at: size - Int64(count), count: count) else { return "" }
+        let text = String(String(decoding: bytes, as: UTF8.self).unicodeScalars
+            .map { $0.value < 0x20 || $0.value == 0x7F ? " " : Character($0) })
+        return text.split(separator: " ", omittingEmptySubsequences: true).joined(separator: " ")
+    }
+}
+
+extension FS {
+    /// Bytes in the regular files below `path` (not following links); 0 when missing.
+    package static func treeSize(_ path: String) -> Int64 {
+        guard let info = lstat(path) else { return 0 }
+        guard isDirectory(info) else { return isRegular(info) ? Int64(info.st_size) : 0 }
+        return ((try? list(path)) ?? []).reduce(0) { $0 + treeSize(path + "/" + $1) }
+    }
+}
