@@ -63,6 +63,7 @@ let package = Package(
             dependencies: [
                 "CLibZ", "CLibDeflate", "CSystemCalls",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
