@@ -209,12 +209,17 @@ public struct PDFIssueImporter: Sendable {
         let tools = PDFToolbox(jobs: scratch + "/jobs", limits: options.limits, executor: executor)
         let width = options.parallelism
 
-        // 1. Structure: every file parses; page counts and sizes.
+        // 1. Structure: every file parses (qpdf --check), and its page count and sizes (pdfinfo), at once.
         var sizes = [[PDFToolbox.PageSize]](repeating: [], count: pdfs.count)
-        try await Self.inParallel(pdfs.count, width: width, { index in
-            try await tools.check(Self.inputPath(scratch, index), file: pdfs[index], job: "check-\(index + 1)")
-            return try await tools.pageSizes(Self.inputPath(scratch, index), file: pdfs[index], job: "info-\(index + 1)", maxPages: limits.maxPages)
-        }, collect: { index, found in sizes[index] = found })
+        try await Self.inParallel(pdfs.count * 2, width: width, { job in
+            let index = job / 2
+            if job % 2 == 0 {
+                try await tools.check(Self.inputPath(scratch, index), file: pdfs[index], job: "check-\(index + 1)")
+                return [PDFToolbox.PageSize]()
+            }
+            return try await tools.pageSizes(Self.inputPath(scratch, index), file: pdfs[index], job: "info-\(index + 1)",
+                                             maxPages: limits.maxPages)
+        }, collect: { job, found in if job % 2 == 1 { sizes[job / 2] = found } })
         let pageSizes = sizes
         let pageCount = pageSizes.reduce(0) { $0 + $1.count }
         guard pageCount <= limits.maxPages else {
@@ -227,43 +232,32 @@ public struct PDFIssueImporter: Sendable {
                                       "has a page of \(size.width) × \(size.height) points; a page must be at least 1 × 1")
             }
         }
+        // A bad sections.json is refused before the long part.
+        let manifestSections = try sectionsManifest.map { try PDFSections.parseManifest($0, pageCount: pageCount) }
 
-        // 2. Pages, texts and (without sections.json) bookmarks of each file.
-        var bookmarks: [PDFSections.Bookmark] = []
+        // 2. One PDF per page, written anew by qpdf.
         try await Self.inParallel(pdfs.count, width: width, { index in
             let file = pdfs[index], pages = pageSizes[index].count, first = firstPage[index]
             let split = try await tools.split(Self.inputPath(scratch, index), file: file, job: "split-\(index + 1)")
             guard split.count == pages else {
                 throw PublishRejected(file: file, "qpdf split it into \(split.count) pages, but pdfinfo counts \(pages)")
             }
-            let texts = try await tools.texts(Self.inputPath(scratch, index), file: file, job: "text-\(index + 1)", pageCount: pages)
             try await executor.run {
                 for offset in 0..<pages {
                     try FS.rename(split[offset], issue + "/" + PageFileKind.pdf.name(page: first + offset))
-                    try Self.write(Array(texts[offset].utf8), to: issue + "/" + Self.textName(page: first + offset))
                 }
             }
-            guard sectionsManifest == nil else { return [PDFSections.Bookmark]() }
-            return try await tools.outline(Self.inputPath(scratch, index), file: file, job: "outline-\(index + 1)")
-                .map { PDFSections.Bookmark(title: $0.title, page: first + $0.page - 1) }
-        }, collect: { _, found in bookmarks += found })
+        }, collect: { _, _ in })
 
-        // 3. The sections, before the long part: a bad sections.json is refused at once.
-        let sections: [Section]
-        let source: SectionSource
-        if let sectionsManifest {
-            sections = try PDFSections.parseManifest(sectionsManifest, pageCount: pageCount)
-            source = .manifest
-        } else if let fromOutline = PDFSections.fromOutline(bookmarks, pageCount: pageCount) {
-            sections = fromOutline
-            source = .outline
-        } else {
-            sections = PDFSections.single(named: editionName, pageCount: pageCount)
-            source = .single
-        }
-
-        // 4. Both images of every page, on every processor.
-        let jobs = (1...pageCount).flatMap { page in [(page, PageFileKind.jpg), (page, PageFileKind.jpgA)] }
+        // 3. On every processor: both images of every page, and each file's texts and (without
+        // sections.json) bookmarks.
+        enum Job: Sendable { case image(page: Int, kind: PageFileKind), texts(file: Int), outline(file: Int) }
+        enum Done: Sendable { case image(page: Int), texts, outline([PDFSections.Bookmark]) }
+        var jobs = (1...pageCount).flatMap { page in [Job.image(page: page, kind: .jpgA), Job.image(page: page, kind: .jpg)] }
+        jobs += (0..<pdfs.count).map { Job.texts(file: $0) }
+        if manifestSections == nil { jobs += (0..<pdfs.count).map { Job.outline(file: $0) } }
+        let queue = jobs
+        var bookmarks: [PDFSections.Bookmark] = []
         var imagesDone = [Int](repeating: 0, count: pageCount + 1)
         var pagesDone = 0
         var lastReport = 0.0
@@ -275,17 +269,52 @@ public struct PDFIssueImporter: Sendable {
                                      elapsed: now - started))
         }
         report(force: true)
-        try await Self.inParallel(jobs.count, width: width, { index in
-            let (page, kind) = jobs[index]
-            let size = kind == .jpg ? options.smallImage : options.largeImage
-            try await tools.render(issue + "/" + PageFileKind.pdf.name(page: page), width: size.width, height: size.height,
-                                   quality: options.jpegQuality, file: pdfs[firstPage.lastIndex { $0 <= page } ?? 0], pageNumber: page,
-                                   job: "render-\(page)-\(kind.rawValue)", to: issue + "/" + kind.name(page: page))
-            return page
-        }, collect: { _, page in
-            imagesDone[page] += 1
-            if imagesDone[page] == 2 { pagesDone += 1; report(force: pagesDone == pageCount) }
+        try await Self.inParallel(queue.count, width: width, { index -> Done in
+            switch queue[index] {
+            case .image(let page, let kind):
+                let size = kind == .jpg ? options.smallImage : options.largeImage
+                try await tools.render(issue + "/" + PageFileKind.pdf.name(page: page), width: size.width, height: size.height,
+                                       quality: options.jpegQuality, file: pdfs[firstPage.lastIndex { $0 <= page } ?? 0],
+                                       pageNumber: page, job: "render-\(page)-\(kind.rawValue)", to: issue + "/" + kind.name(page: page))
+                return .image(page: page)
+            case .texts(let file):
+                let pages = pageSizes[file].count, first = firstPage[file]
+                let texts = try await tools.texts(Self.inputPath(scratch, file), file: pdfs[file], job: "text-\(file + 1)",
+                                                  pageCount: pages)
+                try await executor.run {
+                    for offset in 0..<pages {
+                        try Self.write(Array(texts[offset].utf8), to: issue + "/" + Self.textName(page: first + offset))
+                    }
+                }
+                return .texts
+            case .outline(let file):
+                let first = firstPage[file]
+                return .outline(try await tools.outline(Self.inputPath(scratch, file), file: pdfs[file], job: "outline-\(file + 1)")
+                    .map { PDFSections.Bookmark(title: $0.title, page: first + $0.page - 1) })
+            }
+        }, collect: { _, done in
+            switch done {
+            case .image(let page):
+                imagesDone[page] += 1
+                if imagesDone[page] == 2 { pagesDone += 1; report(force: pagesDone == pageCount) }
+            case .texts: break
+            case .outline(let found): bookmarks += found
+            }
         })
+
+        // 4. The sections: the manifest's, else the outline's, else one.
+        let sections: [Section]
+        let source: SectionSource
+        if let manifestSections {
+            sections = manifestSections
+            source = .manifest
+        } else if let fromOutline = PDFSections.fromOutline(bookmarks, pageCount: pageCount) {
+            sections = fromOutline
+            source = .outline
+        } else {
+            sections = PDFSections.single(named: editionName, pageCount: pageCount)
+            source = .single
+        }
 
         // 5. The manifest.
         let manifest = Self.manifest(sections: sections)
