@@ -133,7 +133,7 @@ struct PDFToolbox: Sendable {
     }
 
     /// `pdftoppm`: the page as a JPEG of exactly `width` × `height` pixels (the resolution follows from
-    /// the page's size, so a huge page costs no more than a small one); returns the image's path.
+    /// the page's size, so a huge page costs no more than a small one), moved to `target`.
     func render(_ page: String, width: Int, height: Int, quality: Int, file: String, pageNumber: Int,
                 job: String, to target: String) async throws {
         try await run("pdftoppm", ["-jpeg", "-jpegopt", "quality=\(quality)", "-scale-to-x", String(width),

@@ -68,10 +68,10 @@ public struct ChildOutcome: Sendable, Hashable {
 /// output and error into files of that folder, every other descriptor closed, and in a process group
 /// of its own that is killed whole on a timeout.
 ///
-/// It is spawned with `posix_spawn` (no `fork` of this multi-threaded process) through util-linux's
-/// `nsenter --net` (into an empty network namespace, `NetworkNamespace`; used when it can be made here,
-/// which needs root or user namespaces) and `prlimit` (sets the limits, then executes the program). Both
-/// execute in place, so the process waited for is the program itself. Waiting blocks the calling thread: call it from a
+/// It is started by `kiosk_spawn_isolated` (CSystemCalls: `vfork`, then in the child only system calls,
+/// as `posix_spawn`'s own child does; never a `fork` of this multi-threaded process), which joins an empty
+/// network namespace (`NetworkNamespace`; when it can be made here, which needs root or user namespaces),
+/// sets the limits and executes the program: no helper program runs per child. Waiting blocks the calling thread: call it from a
 /// `BlockingExecutor` job, never from an event loop or the cooperative pool.
 public enum IsolatedProcess {
     /// Where the child's standard output and standard error go, inside its working folder.
@@ -79,20 +79,27 @@ public enum IsolatedProcess {
     public static let standardErrorName = "_stderr"
 
     /// True when children run without network (an empty network namespace could be made here).
-    public static var isolatesNetwork: Bool { NetworkNamespace.shared.path() != nil }
+    public static var isolatesNetwork: Bool { NetworkNamespace.shared.descriptor() != nil }
 
     /// Runs `program` (a name looked up in `/usr/bin:/bin`, or a path) with `arguments` in `folder`
     /// (an existing folder of its own, also its `TMPDIR` and `HOME`) under `limits`. Blocking.
     public static func run(_ program: String, _ arguments: [String], in folder: String,
                            limits: ChildLimits) throws -> ChildOutcome {
         let started = FS.monotonic()
-        var command: [String] = []
-        if let namespace = NetworkNamespace.shared.path() { command += [nsenterPath, "--net=" + namespace, "--"] }
-        let cpu = max(1, limits.cpuSeconds)
-        command += [prlimitPath, "--cpu=\(cpu):\(cpu + 1)", "--as=\(limits.memoryBytes)", "--fsize=\(limits.outputBytes)",
-                    "--core=0", "--", program] + arguments
+        guard let path = program.contains("/") ? program : findProgram(program) else {
+            throw SystemError("execve", program, code: ENOENT)
+        }
         let environment = ["PATH=/usr/bin:/bin", "HOME=\(folder)", "TMPDIR=\(folder)", "LC_ALL=C.UTF-8"]
-        let pid = try spawn(command, environment: environment, folder: folder)
+        let argv = ([program] + arguments).map { strdup($0) } + [nil]
+        let envp = environment.map { strdup($0) } + [nil]
+        defer {
+            argv.forEach { free($0) }
+            envp.forEach { free($0) }
+        }
+        let pid = kiosk_spawn_isolated(path, argv, envp, folder, folder + "/" + standardOutputName, folder + "/" + standardErrorName,
+                                       NetworkNamespace.shared.descriptor() ?? -1, max(1, limits.cpuSeconds),
+                                       limits.memoryBytes, limits.outputBytes)
+        guard pid > 0 else { throw SystemError("spawn", program, code: -pid) }
         let ending = wait(for: pid, seconds: limits.wallSeconds)
         var outcome = ChildOutcome(ending: ending, errorText: errorTail(folder), seconds: FS.monotonic() - started)
         if case .exited = ending {
@@ -104,17 +111,13 @@ public enum IsolatedProcess {
 
     // MARK: Spawning
 
-    private static let nsenterPath = findProgram("nsenter") ?? "/usr/bin/nsenter"
-    private static let prlimitPath = findProgram("prlimit") ?? "/usr/bin/prlimit"
-
     static func findProgram(_ name: String) -> String? {
         ["/usr/bin", "/bin", "/usr/sbin", "/sbin"].map { "\($0)/\(name)" }.first { access($0, X_OK) == 0 }
     }
 
-    /// `posix_spawn` in a new process group, signals at their defaults and unblocked, the descriptors
-    /// and folder described above; with `input`, standard input is that descriptor and output goes to
-    /// `/dev/null`.
-    static func spawn(_ command: [String], environment: [String], folder: String, input: Int32? = nil) throws -> pid_t {
+    /// `posix_spawn` in a new process group, signals at their defaults and unblocked, standard input from
+    /// `input`, output to `/dev/null`, every other descriptor closed: the network namespace's holder.
+    static func spawn(_ command: [String], environment: [String], folder: String, input: Int32) throws -> pid_t {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -122,15 +125,9 @@ public enum IsolatedProcess {
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
 
-        if let input {
-            posix_spawn_file_actions_adddup2(&actions, input, 0)
-            posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-            posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-        } else {
-            posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-            posix_spawn_file_actions_addopen(&actions, 1, folder + "/" + standardOutputName, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-            posix_spawn_file_actions_addopen(&actions, 2, folder + "/" + standardErrorName, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        }
+        posix_spawn_file_actions_adddup2(&actions, input, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
         guard kiosk_spawn_addchdir(&actions, folder) == 0, kiosk_spawn_addclosefrom(&actions, 3) == 0 else {
             throw SystemError("posix_spawn_file_actions", folder)
         }
@@ -204,34 +201,44 @@ public enum IsolatedProcess {
 }
 
 /// An empty network namespace for the children, made once and kept by a holder process rather than made
-/// per child (`unshare -n` costs about 40 ms a run here, joining one with `nsenter` about 1 ms). The holder
-/// is `unshare -n cat` reading a pipe whose only writer is this process, so it ends when this process
-/// does, however that happens; a holder that died is replaced at the next use.
+/// per child (`unshare -n` costs about 40 ms a run here; joining one with `setns` nothing to speak of).
+/// The holder is `unshare -n cat` reading a pipe whose only writer is this process, so it ends when this
+/// process does, however that happens; a holder that died is replaced at the next use (the descriptors of
+/// earlier ones stay open: a child may be joining through one).
 final class NetworkNamespace: @unchecked Sendable {
     static let shared = NetworkNamespace()
 
     private let lock = NIOLock()
-    private var holder: (pid: pid_t, pipe: Int32)?
+    private var holder: (pid: pid_t, pipe: Int32, namespace: Int32)?
     /// Set when the namespace could not be made: children keep the host's network.
     private var unavailable = false
 
-    /// `/proc/<holder>/ns/net`, starting the holder if needed; nil when no namespace can be made here.
-    func path() -> String? {
+    /// A descriptor of the namespace (`/proc/<holder>/ns/net`, close-on-exec), starting the holder if
+    /// needed; nil when no namespace can be made here.
+    func descriptor() -> Int32? {
         lock.withLock {
             if let holder {
                 var status: Int32 = 0
-                if waitpid(holder.pid, &status, WNOHANG) == 0 { return "/proc/\(holder.pid)/ns/net" }
+                if waitpid(holder.pid, &status, WNOHANG) == 0 { return holder.namespace }
                 close(holder.pipe)
                 self.holder = nil
             }
             guard !unavailable, let started = Self.start() else { unavailable = true; return nil }
-            holder = started
-            return "/proc/\(started.pid)/ns/net"
+            let namespace = open("/proc/\(started.pid)/ns/net", O_RDONLY | O_CLOEXEC)
+            guard namespace >= 0 else {
+                kill(started.pid, SIGKILL)
+                _ = waitpid(started.pid, nil, 0)
+                close(started.pipe)
+                unavailable = true
+                return nil
+            }
+            holder = (started.pid, started.pipe, namespace)
+            return namespace
         }
     }
 
     private static func start() -> (pid: pid_t, pipe: Int32)? {
-        guard let unshare = IsolatedProcess.findProgram("unshare"), IsolatedProcess.findProgram("nsenter") != nil else { return nil }
+        guard let unshare = IsolatedProcess.findProgram("unshare") else { return nil }
         var fds: [Int32] = [0, 0]
         guard pipe(&fds) == 0 else { return nil }
         for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }

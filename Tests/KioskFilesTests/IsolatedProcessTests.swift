@@ -35,6 +35,13 @@ import Testing
         #expect(outcome.summary == "exit status 7")
     }
 
+    @Test func aMissingProgramOrFolderIsAnErrorNotAChild() throws {
+        let dir = folder()
+        defer { try? FS.removeTree(dir) }
+        #expect(throws: SystemError.self) { try IsolatedProcess.run("no-such-tool-here", [], in: dir, limits: ChildLimits()) }
+        #expect(throws: SystemError.self) { try IsolatedProcess.run("/bin/true", [], in: dir + "/missing", limits: ChildLimits()) }
+    }
+
     @Test func aHangingProgramIsKilledAtTheWallClockLimitWithItsChildren() throws {
         let dir = folder()
         defer { try? FS.removeTree(dir) }
