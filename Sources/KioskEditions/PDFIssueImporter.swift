@@ -184,7 +184,8 @@ public struct PDFIssueImporter: Sendable {
                                          limits: PublishLimits = PublishLimits(), editionName: String = "Edició",
                                          executor: BlockingExecutor = .shared) async throws -> Rendering {
         guard mkdir(scratch, 0o700) == 0 else { throw SystemError("mkdir", scratch) }
-        return try await convert(folder: folder, scratch: scratch, editionName: editionName, options: options, limits: limits,
+        // Absolute: the tools run in folders of their own.
+        return try await convert(folder: folder, scratch: try FS.realPath(scratch), editionName: editionName, options: options, limits: limits,
                                  executor: executor, started: FS.monotonic(), progress: nil).1
     }
 
@@ -209,17 +210,20 @@ public struct PDFIssueImporter: Sendable {
         let tools = PDFToolbox(jobs: scratch + "/jobs", limits: options.limits, executor: executor)
         let width = options.parallelism
 
-        // 1. Structure: every file parses (qpdf --check), and its page count and sizes (pdfinfo), at once.
+        // 1. Each file's page count and sizes (pdfinfo), and its pages, one PDF each written anew by qpdf.
         var sizes = [[PDFToolbox.PageSize]](repeating: [], count: pdfs.count)
-        try await Self.inParallel(pdfs.count * 2, width: width, { job in
-            let index = job / 2
-            if job % 2 == 0 {
-                try await tools.check(Self.inputPath(scratch, index), file: pdfs[index], job: "check-\(index + 1)")
-                return [PDFToolbox.PageSize]()
+        var splits = [[String]](repeating: [], count: pdfs.count)
+        enum Found: Sendable { case pages([String]), sizes([PDFToolbox.PageSize]) }
+        try await Self.inParallel(pdfs.count * 2, width: width, { job -> Found in
+            let index = job / 2, input = Self.inputPath(scratch, index)
+            if job % 2 == 0 { return .pages(try await tools.split(input, file: pdfs[index], job: "split-\(index + 1)")) }
+            return .sizes(try await tools.pageSizes(input, file: pdfs[index], job: "info-\(index + 1)", maxPages: limits.maxPages))
+        }, collect: { job, found in
+            switch found {
+            case .pages(let paths): splits[job / 2] = paths
+            case .sizes(let found): sizes[job / 2] = found
             }
-            return try await tools.pageSizes(Self.inputPath(scratch, index), file: pdfs[index], job: "info-\(index + 1)",
-                                             maxPages: limits.maxPages)
-        }, collect: { job, found in if job % 2 == 1 { sizes[job / 2] = found } })
+        })
         let pageSizes = sizes
         let pageCount = pageSizes.reduce(0) { $0 + $1.count }
         guard pageCount <= limits.maxPages else {
@@ -227,33 +231,33 @@ public struct PDFIssueImporter: Sendable {
         }
         let firstPage = pageSizes.reduce(into: [1]) { $0.append($0.last! + $1.count) }   // per file, in the issue
         for (index, pages) in pageSizes.enumerated() {
+            guard splits[index].count == pages.count else {
+                throw PublishRejected(file: pdfs[index], "qpdf split it into \(splits[index].count) pages, but pdfinfo counts \(pages.count)")
+            }
             for (offset, size) in pages.enumerated() where !(size.width >= 1 && size.height >= 1) {
                 throw PublishRejected(file: pdfs[index], page: firstPage[index] + offset,
                                       "has a page of \(size.width) × \(size.height) points; a page must be at least 1 × 1")
             }
         }
+        let pagePaths = splits
+        try await executor.run {
+            for (index, pages) in pagePaths.enumerated() {
+                for (offset, path) in pages.enumerated() {
+                    try FS.rename(path, issue + "/" + PageFileKind.pdf.name(page: firstPage[index] + offset))
+                }
+            }
+        }
         // A bad sections.json is refused before the long part.
         let manifestSections = try sectionsManifest.map { try PDFSections.parseManifest($0, pageCount: pageCount) }
 
-        // 2. One PDF per page, written anew by qpdf.
-        try await Self.inParallel(pdfs.count, width: width, { index in
-            let file = pdfs[index], pages = pageSizes[index].count, first = firstPage[index]
-            let split = try await tools.split(Self.inputPath(scratch, index), file: file, job: "split-\(index + 1)")
-            guard split.count == pages else {
-                throw PublishRejected(file: file, "qpdf split it into \(split.count) pages, but pdfinfo counts \(pages)")
-            }
-            try await executor.run {
-                for offset in 0..<pages {
-                    try FS.rename(split[offset], issue + "/" + PageFileKind.pdf.name(page: first + offset))
-                }
-            }
-        }, collect: { _, _ in })
-
-        // 3. On every processor: both images of every page, and each file's texts and (without
-        // sections.json) bookmarks.
-        enum Job: Sendable { case image(page: Int, kind: PageFileKind), texts(file: Int), outline(file: Int) }
-        enum Done: Sendable { case image(page: Int), texts, outline([PDFSections.Bookmark]) }
-        var jobs = (1...pageCount).flatMap { page in [Job.image(page: page, kind: .jpgA), Job.image(page: page, kind: .jpg)] }
+        // 2. On every processor: each file's structure check (qpdf --check decodes every stream; it runs
+        // first, beside the rendering rather than before it: every tool is isolated, so nothing is gained by
+        // waiting, and a failure still refuses the issue), both images of every page, and each file's texts
+        // and (without sections.json) bookmarks.
+        enum Job: Sendable { case check(file: Int), image(page: Int, kind: PageFileKind), texts(file: Int), outline(file: Int) }
+        enum Done: Sendable { case image(page: Int), other, outline([PDFSections.Bookmark]) }
+        var jobs = (0..<pdfs.count).map { Job.check(file: $0) }
+        jobs += (1...pageCount).flatMap { page in [Job.image(page: page, kind: .jpgA), Job.image(page: page, kind: .jpg)] }
         jobs += (0..<pdfs.count).map { Job.texts(file: $0) }
         if manifestSections == nil { jobs += (0..<pdfs.count).map { Job.outline(file: $0) } }
         let queue = jobs
@@ -271,6 +275,9 @@ public struct PDFIssueImporter: Sendable {
         report(force: true)
         try await Self.inParallel(queue.count, width: width, { index -> Done in
             switch queue[index] {
+            case .check(let file):
+                try await tools.check(Self.inputPath(scratch, file), file: pdfs[file], job: "check-\(file + 1)")
+                return .other
             case .image(let page, let kind):
                 let size = kind == .jpg ? options.smallImage : options.largeImage
                 try await tools.render(issue + "/" + PageFileKind.pdf.name(page: page), width: size.width, height: size.height,
@@ -286,7 +293,7 @@ public struct PDFIssueImporter: Sendable {
                         try Self.write(Array(texts[offset].utf8), to: issue + "/" + Self.textName(page: first + offset))
                     }
                 }
-                return .texts
+                return .other
             case .outline(let file):
                 let first = firstPage[file]
                 return .outline(try await tools.outline(Self.inputPath(scratch, file), file: pdfs[file], job: "outline-\(file + 1)")
@@ -297,12 +304,12 @@ public struct PDFIssueImporter: Sendable {
             case .image(let page):
                 imagesDone[page] += 1
                 if imagesDone[page] == 2 { pagesDone += 1; report(force: pagesDone == pageCount) }
-            case .texts: break
+            case .other: break
             case .outline(let found): bookmarks += found
             }
         })
 
-        // 4. The sections: the manifest's, else the outline's, else one.
+        // 3. The sections: the manifest's, else the outline's, else one.
         let sections: [Section]
         let source: SectionSource
         if let manifestSections {
@@ -316,7 +323,7 @@ public struct PDFIssueImporter: Sendable {
             source = .single
         }
 
-        // 5. The manifest.
+        // 4. The manifest.
         let manifest = Self.manifest(sections: sections)
         try await executor.run { try Self.write(manifest, to: issue + "/" + PublishManifest.fileName) }
         return (issue, Rendering(pages: pageCount, sourceFiles: pdfs.count, sections: source, seconds: FS.monotonic() - started))
