@@ -126,13 +126,14 @@ public struct PDFIssueImporter: Sendable {
         lock.unlock()
     }
 
-    /// The PDFs of `folder`, in page order, and its `sections.json` if any. Blocking.
+    /// The PDFs of `folder`, in page order, and its `sections.json` if any; anything else but hidden files
+    /// is refused. Blocking.
     static func sources(in folder: String) throws -> (pdfs: [String], sections: [UInt8]?) {
         let names = try FS.list(folder)
         var pdfs: [String] = []
         var sections: [UInt8]?
         let base = try FS.openDirectory(folder)
-        for name in names {
+        for name in names where !name.hasPrefix(".") {   // hidden files (.DS_Store) are never read
             if isPDFName(name) {
                 pdfs.append(name)
             } else if name == PDFSections.fileName {

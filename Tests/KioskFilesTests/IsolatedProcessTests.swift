@@ -35,6 +35,15 @@ import Testing
         #expect(outcome.summary == "exit status 7")
     }
 
+    @Test func aCrashIsReportedAsTheSignal() throws {
+        let dir = folder()
+        defer { try? FS.removeTree(dir) }
+        let outcome = try IsolatedProcess.run("sh", ["-c", "kill -SEGV $$"], in: dir, limits: ChildLimits())
+        #expect(outcome.ending == .signaled(SIGSEGV))
+        #expect(outcome.summary == "killed by signal \(SIGSEGV) (crashed)")
+        #expect(!FileManager.default.fileExists(atPath: dir + "/core"))
+    }
+
     @Test func aMissingProgramOrFolderIsAnErrorNotAChild() throws {
         let dir = folder()
         defer { try? FS.removeTree(dir) }
