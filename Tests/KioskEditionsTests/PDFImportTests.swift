@@ -192,25 +192,27 @@ import Testing
         ]
         for (index, hostile) in cases.enumerated() {
             let folder = env.temp.sub("hostile-\(index)")
+            let date = IssueDate("2025-07-0\(index + 1)")!   // a date of its own: a refusal leaves no row
             _ = FileManager.default.createFile(atPath: folder + "/" + hostile.name, contents: Data(hostile.bytes))
             let started = Date()
             do {
                 let outcome = try await importer(env, limits: ChildLimits(cpuSeconds: 10, memoryBytes: 512 << 20,
                                                                           outputBytes: 64 << 20, wallSeconds: 20))
-                    .publish(editionID: 1, date: day, from: folder)
+                    .publish(editionID: 1, date: date, from: folder)
                 #expect(hostile.refusal == nil || hostile.refusal == "?", "\(hostile.name) was published")
-                let contents = try #require(try await env.store.issueContents(editionID: 1, date: day))
+                let contents = try #require(try await env.store.issueContents(editionID: 1, date: date))
                 for page in contents.pages {
                     #expect(Self.jpegSize(env.directory.absolute(page.files.jpgA))! == (1200, 1600))
                     let pdf = String(decoding: readFile(env.directory.absolute(page.files.pdf)), as: UTF8.self)
                     #expect(!pdf.contains("/JavaScript") && !pdf.contains("/EmbeddedFile"), "\(hostile.name): scripts kept")
                 }
                 #expect(outcome.result.pages >= 1)
-                _ = try await env.publisher.withdraw(editionID: 1, date: day)
             } catch let rejected as PublishRejected {
                 #expect(hostile.refusal != nil, "\(hostile.name): \(rejected)")
                 #expect(rejected.problems.first?.file == hostile.name, "\(rejected)")
                 if let expected = hostile.refusal, expected != "?" { #expect(rejected.description.contains(expected), "\(rejected)") }
+                #expect(try await env.store.issueContents(editionID: 1, date: date) == nil, "\(hostile.name) left a row")
+                #expect(!FileManager.default.fileExists(atPath: env.directory.absolute("1/\(date)")), "\(hostile.name) left files")
             }
             #expect(Date().timeIntervalSince(started) < 30, "\(hostile.name) took too long")
             #expect(try FileManager.default.contentsOfDirectory(atPath: env.directory.stagingRoot).isEmpty, "\(hostile.name)")
