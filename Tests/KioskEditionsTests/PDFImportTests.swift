@@ -214,7 +214,8 @@ import Testing
                 #expect(try await env.store.issueContents(editionID: 1, date: date) == nil, "\(hostile.name) left a row")
                 #expect(!FileManager.default.fileExists(atPath: env.directory.absolute("1/\(date)")), "\(hostile.name) left files")
             }
-            #expect(Date().timeIntervalSince(started) < 30, "\(hostile.name) took too long")
+            // Bounded by the tools' limits, not by the PDF (generous: the whole publish, on a loaded machine).
+            #expect(Date().timeIntervalSince(started) < 120, "\(hostile.name) took too long")
             #expect(try FileManager.default.contentsOfDirectory(atPath: env.directory.stagingRoot).isEmpty, "\(hostile.name)")
         }
     }
