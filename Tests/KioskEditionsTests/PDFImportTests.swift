@@ -9,7 +9,8 @@ import Testing
 
 /// Publishing from PDFs alone, with the real tools (qpdf, pdfinfo, pdftoppm, pdftotext) on real PDFs:
 /// the data set's pages merged by qpdf, and PDFs written by hand (`TestPDFs`).
-@Suite struct PDFImportTests {
+/// Serialized: each test runs tools on every processor already (and the full suite shares 2 cores).
+@Suite(.serialized) struct PDFImportTests {
     let day = TestEnvironment.day
     static let samples = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("Samples").path

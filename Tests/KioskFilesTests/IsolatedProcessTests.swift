@@ -4,7 +4,8 @@ import Testing
 
 /// The child-process runner on real programs: each limit stops a real offender, and the child sees
 /// nothing of the server but its own folder.
-@Suite struct IsolatedProcessTests {
+/// Serialized: the CPU and output hogs would otherwise run at once, on the cores the other suites share.
+@Suite(.serialized) struct IsolatedProcessTests {
     /// A fresh folder for one child.
     private func folder() -> String {
         var template = Array("/tmp/kiosk-child-XXXXXX".utf8CString)
