@@ -17,8 +17,11 @@ import Testing
     static let small = PDFImportOptions.Pixels(width: 300, height: 400)
     static let large = PDFImportOptions.Pixels(width: 1200, height: 1600)
 
-    func importer(_ env: TestEnvironment, limits: ChildLimits = ChildLimits()) -> PDFIssueImporter {
-        PDFIssueImporter(publisher: env.publisher, options: PDFImportOptions(smallImage: Self.small, largeImage: Self.large, limits: limits))
+    /// One tool at a time unless asked (the full suite shares 2 cores with everything else; the
+    /// multi-page test runs one per processor).
+    func importer(_ env: TestEnvironment, limits: ChildLimits = ChildLimits(), parallelism: Int = 1) -> PDFIssueImporter {
+        PDFIssueImporter(publisher: env.publisher, options: PDFImportOptions(smallImage: Self.small, largeImage: Self.large, limits: limits,
+                                                                             parallelism: parallelism))
     }
 
     /// The sample issues' page PDFs, in order: 4 + 4 + … pages of real newspaper-like PDFs.
@@ -79,7 +82,8 @@ import Testing
         #expect(merge.status == 0, "\(merge.error)")
         let phases = Mutex<[PublishProgress.Phase]>([])
         let rendered = Mutex<[Int]>([])
-        let outcome = try await importer(env).publish(editionID: 1, date: day, from: folder, progress: { progress in
+        let outcome = try await importer(env, parallelism: PDFImportOptions().parallelism)
+            .publish(editionID: 1, date: day, from: folder, progress: { progress in
             phases.withLock { if $0.last != progress.phase { $0.append(progress.phase) } }
             if progress.phase == .rendering { rendered.withLock { $0.append(progress.filesDone) } }
         })
