@@ -67,6 +67,7 @@ let package = Package(
             dependencies: [
                 "CLibZ", "CLibDeflate", "CSystemCalls",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
@@ -184,6 +185,10 @@ let package = Package(
         .testTarget(
             name: "XMLRPCTests",
             dependencies: ["XMLRPC"],
+            swiftSettings: swiftSettings),
+        .testTarget(
+            name: "KioskFilesTests",
+            dependencies: ["KioskFiles"],
             swiftSettings: swiftSettings),
         .testTarget(
             name: "KioskEditionsTests",

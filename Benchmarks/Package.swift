@@ -33,6 +33,14 @@ let package = Package(
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
             ],
             path: "BundleBenchmark"),
+        // A PDF-only issue made into a classic publish folder (pages, images, texts), against pdftoppm (pdf_bench.sh).
+        .executableTarget(
+            name: "PDFImportBenchmark",
+            dependencies: [
+                .product(name: "KioskEditions", package: "Kiosk"),
+                .product(name: "KioskFiles", package: "Kiosk"),
+            ],
+            path: "PDFImportBenchmark"),
         // Signed links per second, as getEdicio signs them.
         .executableTarget(
             name: "LinkSigningBenchmark",

@@ -1,4 +1,5 @@
 // System calls Swift's Glibc module does not expose.
+#include <errno.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/uio.h>
@@ -10,4 +11,96 @@
 static inline ssize_t kiosk_pread_nowait(int fd, void *buffer, size_t count, off_t offset) {
     struct iovec vector = { buffer, count };
     return syscall(SYS_preadv2, fd, &vector, 1, (long)offset, 0L, 0x00000008 /* RWF_NOWAIT */);
+}
+
+// Spawning child processes (IsolatedProcess): glibc's extensions to posix_spawn, declared here because
+// Swift's Glibc module is not built with _GNU_SOURCE, and pidfd_open (Linux 5.3+) to wait for a child
+// with a timeout without polling.
+#include <spawn.h>
+#include <poll.h>
+extern int posix_spawn_file_actions_addclosefrom_np(posix_spawn_file_actions_t *, int);
+extern int posix_spawn_file_actions_addchdir_np(posix_spawn_file_actions_t *__restrict, const char *__restrict);
+
+// Closes every descriptor from `from` up in the child (glibc 2.34+).
+static inline int kiosk_spawn_addclosefrom(posix_spawn_file_actions_t *actions, int from) {
+    return posix_spawn_file_actions_addclosefrom_np(actions, from);
+}
+
+// Makes the child start in `path` (glibc 2.29+).
+static inline int kiosk_spawn_addchdir(posix_spawn_file_actions_t *actions, const char *path) {
+    return posix_spawn_file_actions_addchdir_np(actions, path);
+}
+
+// A descriptor that becomes readable when process `pid` ends; -1 with errno ENOSYS on old kernels.
+static inline int kiosk_pidfd_open(pid_t pid) {
+#ifdef SYS_pidfd_open
+    return (int)syscall(SYS_pidfd_open, pid, 0);
+#else
+    errno = ENOSYS;
+    return -1;
+#endif
+}
+
+// Starts `path` as an isolated child without any helper program: vfork, then in the child (only system
+// calls, as posix_spawn's own child does) a process group of its own, the network namespace `netns_fd`
+// (when >= 0), the resource limits (processor seconds soft/hard, address space, file size, no core
+// dumps), standard input from /dev/null, standard output and error into the given files, the working
+// folder, every other descriptor closed, all signals at their defaults and unblocked, then execve.
+// Returns the child's pid, or -errno when it could not be started (the child's own errno when a step
+// in it failed). Signals are blocked in the calling thread while the child shares its memory.
+#include <pthread.h>
+#include <signal.h>
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+static inline pid_t kiosk_spawn_isolated(const char *path, char *const argv[], char *const envp[], const char *folder,
+                                         const char *stdout_path, const char *stderr_path, int netns_fd,
+                                         long cpu_seconds, long long memory_bytes, long long file_bytes) {
+    volatile int child_error = 0;
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    pid_t pid = vfork();
+    if (pid == 0) {
+        struct rlimit cpu = { (rlim_t)cpu_seconds, (rlim_t)cpu_seconds + 1 };
+        struct rlimit memory = { (rlim_t)memory_bytes, (rlim_t)memory_bytes };
+        struct rlimit file = { (rlim_t)file_bytes, (rlim_t)file_bytes };
+        struct rlimit core = { 0, 0 };
+        int fd;
+        if (setpgid(0, 0) != 0) goto fail;
+        if (netns_fd >= 0 && syscall(SYS_setns, netns_fd, 0x40000000 /* CLONE_NEWNET */) != 0) goto fail;
+        if (setrlimit(RLIMIT_CPU, &cpu) != 0 || setrlimit(RLIMIT_AS, &memory) != 0 ||
+            setrlimit(RLIMIT_FSIZE, &file) != 0 || setrlimit(RLIMIT_CORE, &core) != 0) goto fail;
+        if ((fd = open("/dev/null", O_RDONLY)) < 0 || dup2(fd, 0) < 0) goto fail;
+        if ((fd = open(stdout_path, O_WRONLY | O_CREAT | O_TRUNC, 0600)) < 0 || dup2(fd, 1) < 0) goto fail;
+        if ((fd = open(stderr_path, O_WRONLY | O_CREAT | O_TRUNC, 0600)) < 0 || dup2(fd, 2) < 0) goto fail;
+        if (chdir(folder) != 0) goto fail;
+#ifdef SYS_close_range
+        if (syscall(SYS_close_range, 3U, ~0U, 0) != 0)
+#endif
+        {
+            for (int other = 3; other < 65536; other++) close(other);
+        }
+        for (int signal = 1; signal < NSIG; signal++) {
+            struct sigaction action = { 0 };
+            action.sa_handler = SIG_DFL;
+            sigaction(signal, &action, NULL);
+        }
+        sigset_t none;
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL);
+        execve(path, argv, envp);
+    fail:
+        child_error = errno;
+        _exit(127);
+    }
+    int spawn_error = pid < 0 ? errno : 0;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (pid < 0) return -spawn_error;
+    if (child_error != 0) {
+        int status;
+        waitpid(pid, &status, 0);
+        return -child_error;
+    }
+    return pid;
 }

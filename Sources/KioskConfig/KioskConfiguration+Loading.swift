@@ -45,6 +45,15 @@ extension KioskConfiguration {
         try validateRPCPaths(fail)
         guard limits.maxBodyBytes >= 1024 else { throw fail("limits.max_body_bytes", "must be at least 1024") }
         guard limits.answerCacheBytes >= 0 else { throw fail("limits.answer_cache_bytes", "must be 0 (off) or more") }
+        for (key, value) in [("pdf.small_image", pdf.smallImage), ("pdf.large_image", pdf.largeImage)]
+            where PDF.pixels(value) == nil {
+            throw fail(key, "must be WIDTHxHEIGHT in pixels, each 16-10000, e.g. 1200x1600; got \"\(value)\"")
+        }
+        guard (1...100).contains(pdf.jpegQuality) else { throw fail("pdf.jpeg_quality", "must be 1-100") }
+        guard pdf.cpuSeconds >= 1 else { throw fail("pdf.cpu_seconds", "must be at least 1") }
+        guard pdf.wallSeconds >= 1 else { throw fail("pdf.wall_seconds", "must be at least 1") }
+        guard pdf.memoryBytes >= 64 << 20 else { throw fail("pdf.memory_bytes", "must be at least 67108864 (64 MiB)") }
+        guard pdf.maxOutputBytes >= 1 << 20 else { throw fail("pdf.max_output_bytes", "must be at least 1048576 (1 MiB)") }
         guard signIn.maxFailures >= 1 else { throw fail("sign_in.max_failures", "must be at least 1") }
         guard signIn.windowSeconds >= 1 else { throw fail("sign_in.window_seconds", "must be at least 1") }
         guard ["kiosk", "nginx"].contains(links.format) else {

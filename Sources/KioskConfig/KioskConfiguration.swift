@@ -8,7 +8,7 @@ import Yams
 /// here (`ConfigurationFile`). Relative paths are relative to the working directory.
 package struct KioskConfiguration: Codable, Sendable, Equatable {
     package enum CodingKeys: String, CodingKey {
-        case server, limits, links, publishers, publications, apps, metrics
+        case server, limits, links, publishers, publications, apps, metrics, pdf
         case signIn = "sign_in", webKioskTokenLifetimeSeconds = "web_kiosk_token_lifetime_seconds"
         case webSessionLifetimeSeconds = "web_session_lifetime_seconds"
         case consoleSessionLifetimeSeconds = "console_session_lifetime_seconds"
@@ -21,6 +21,7 @@ package struct KioskConfiguration: Codable, Sendable, Equatable {
     package var signIn = SignIn()
     package var links = Links()
     package var metrics = Metrics()
+    package var pdf = PDF()
     package var webKioskTokenLifetimeSeconds = 300
     /// How long a reader stays signed in to the web kiosk (`/web/{app}`) after following a `hashQuiosc` link.
     package var webSessionLifetimeSeconds = 8 * 3600
@@ -81,6 +82,37 @@ package struct KioskConfiguration: Codable, Sendable, Equatable {
         package var databaseBusyTimeoutSeconds = 5.0
         /// Memory for catalogue answers kept between calls (`AnswerCache`); 0: none kept.
         package var answerCacheBytes = 64 << 20
+    }
+
+    /// Publishing from PDFs alone: the images made of each page and the limits every tool runs under.
+    package struct PDF: Codable, Sendable, Equatable {
+        package enum CodingKeys: String, CodingKey {
+            case smallImage = "small_image", largeImage = "large_image", jpegQuality = "jpeg_quality"
+            case cpuSeconds = "cpu_seconds", memoryBytes = "memory_bytes", wallSeconds = "wall_seconds"
+            case maxOutputBytes = "max_output_bytes"
+        }
+
+        /// Pixel size `WIDTHxHEIGHT` of each page's small image (`jpg/`).
+        package var smallImage = "300x400"
+        /// Pixel size of each page's high-resolution image (`jpgA/`).
+        package var largeImage = "1200x1600"
+        package var jpegQuality = 85
+        /// Processor seconds one tool run may use.
+        package var cpuSeconds = 60
+        /// Address space one tool run may use.
+        package var memoryBytes: Int64 = 1 << 30
+        /// Wall-clock seconds before a tool run is killed.
+        package var wallSeconds = 120.0
+        /// The most one tool run may write (each file, and its scratch folder in all).
+        package var maxOutputBytes: Int64 = 512 << 20
+
+        /// `WIDTHxHEIGHT` as numbers, or nil when malformed.
+        package static func pixels(_ text: String) -> (width: Int, height: Int)? {
+            let parts = text.lowercased().split(separator: "x", omittingEmptySubsequences: false)
+            guard parts.count == 2, let width = Int(parts[0]), let height = Int(parts[1]),
+                  (16...10_000).contains(width), (16...10_000).contains(height) else { return nil }
+            return (width, height)
+        }
     }
 
     package struct SignIn: Codable, Sendable, Equatable {

@@ -23,8 +23,9 @@ public enum ArchiveExtractor {
         }
     }
 
-    /// Extracts `archive` into `destination` (an existing empty folder) and returns the folder holding
-    /// `issue.json`: `destination` itself, or its only subfolder when the archive wraps everything in one.
+    /// Extracts `archive` into `destination` (an existing empty folder) and returns the publish folder
+    /// (holding `issue.json`, or PDFs alone): `destination` itself, or its only subfolder when the archive
+    /// wraps everything in one.
     /// Throws `PublishRejected` naming the entry for anything refused. Blocking.
     public static func extract(archive: String, into destination: String, limits: Limits = Limits()) throws -> String {
         let file: OpenFile
@@ -37,13 +38,19 @@ public enum ArchiveExtractor {
             throw PublishRejected(file: error.entry.map { "upload entry \($0.debugDescription)" } ?? "upload", error.problem,
                                   exceedsLimit: error.exceedsLimit)
         }
-        if FS.exists(destination + "/" + PublishManifest.fileName) { return destination }
+        if isPublishFolder(destination) { return destination }
         let top = try FS.list(destination)
         if top.count == 1, let info = FS.lstat(destination + "/" + top[0]), FS.isDirectory(info),
-           FS.exists(destination + "/" + top[0] + "/" + PublishManifest.fileName) {
+           isPublishFolder(destination + "/" + top[0]) {
             return destination + "/" + top[0]
         }
-        throw PublishRejected(file: PublishManifest.fileName, "is missing: put it at the top of the archive (or of its only folder)")
+        throw PublishRejected(file: PublishManifest.fileName, "is missing: put it at the top of the archive (or of its only folder), "
+                              + "or send a folder of the issue's PDFs alone")
+    }
+
+    /// A classic publish folder (`issue.json`) or a PDF-only one.
+    private static func isPublishFolder(_ folder: String) -> Bool {
+        FS.exists(folder + "/" + PublishManifest.fileName) || PDFIssueImporter.isPDFOnlyFolder(folder)
     }
 
     /// Writes checked entries below the root.

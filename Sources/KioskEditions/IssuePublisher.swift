@@ -5,9 +5,10 @@ import KioskModels
 import Logging
 import KioskFiles
 
-/// How far a publish has got, for the CLI's progress line and the HTTP endpoint's log.
+/// How far a publish has got, for the CLI's progress line and the HTTP endpoint's log. In the `rendering`
+/// phase (a PDF-only publish, `PDFIssueImporter`) the files counted are pages rendered.
 public struct PublishProgress: Sendable, Hashable {
-    public enum Phase: String, Sendable, Hashable { case checking, copying, bundling, committing, done }
+    public enum Phase: String, Sendable, Hashable { case rendering, checking, copying, bundling, committing, done }
     public var phase: Phase
     public var filesDone: Int
     public var filesTotal: Int

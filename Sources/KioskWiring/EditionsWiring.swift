@@ -1,5 +1,6 @@
 import Foundation
 import KioskEditions
+import KioskFiles
 import KioskModels
 import KioskStorage
 import Logging
@@ -51,6 +52,20 @@ struct EditionsServices: Sendable {
     /// Removes what a crash may have left: staging folders, temporary bundles, unreferenced revisions.
     func cleanUp() async throws {
         _ = try await directory.cleanUp(registry: store, logger: logger)
+    }
+}
+
+extension KioskConfiguration.PDF {
+    /// The importer's options from the `pdf` section (already validated).
+    package var importOptions: PDFImportOptions {
+        func pixels(_ text: String, _ fallback: PDFImportOptions.Pixels) -> PDFImportOptions.Pixels {
+            Self.pixels(text).map { PDFImportOptions.Pixels(width: $0.width, height: $0.height) } ?? fallback
+        }
+        let defaults = PDFImportOptions()
+        return PDFImportOptions(smallImage: pixels(smallImage, defaults.smallImage), largeImage: pixels(largeImage, defaults.largeImage),
+                                jpegQuality: jpegQuality,
+                                limits: ChildLimits(cpuSeconds: cpuSeconds, memoryBytes: memoryBytes, outputBytes: maxOutputBytes,
+                                                    wallSeconds: wallSeconds))
     }
 }
 

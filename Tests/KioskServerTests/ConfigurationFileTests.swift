@@ -47,6 +47,17 @@ import Testing
             .hasSuffix("apps[0].web_kiosk.bogus: is not a known key (misspelt?)") == true)
     }
 
+    @Test func pdfKeysAreReadAndChecked() throws {
+        let configuration = try load("pdf: { small_image: 200x300, large_image: 1000X1500, cpu_seconds: 5, memory_bytes: 268435456 }")
+        #expect(KioskConfiguration.PDF.pixels(configuration.pdf.smallImage)! == (200, 300))
+        #expect(KioskConfiguration.PDF.pixels(configuration.pdf.largeImage)! == (1000, 1500))
+        #expect(configuration.pdf.cpuSeconds == 5 && configuration.pdf.wallSeconds == KioskConfiguration().pdf.wallSeconds)
+        #expect(refusal("pdf: { small_image: 300 }")?.contains("pdf.small_image: must be WIDTHxHEIGHT") == true)
+        #expect(refusal("pdf: { large_image: 0x1600 }")?.contains("pdf.large_image") == true)
+        #expect(refusal("pdf: { memory_bytes: 1000 }")?.contains("pdf.memory_bytes") == true)
+        #expect(refusal("pdf: { wall_secs: 3 }")?.hasSuffix("pdf.wall_secs: is not a known key (misspelt?)") == true)
+    }
+
     @Test func optionalKeysMayBeLeftEmptyAndRequiredOnesAreNamed() throws {
         let configuration = try load("server:\n  public_url:\n  port: 9001\nsecret_file:\n")
         #expect(configuration.server.publicURL == nil && configuration.server.port == 9001)

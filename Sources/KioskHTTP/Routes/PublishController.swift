@@ -11,19 +11,25 @@ import KioskFiles
 /// The publishers' HTTP endpoint, behind their own HTTP Basic credentials (`BasicAuthenticationMiddleware.publishers`):
 ///
 /// - `PUT /publish/{edicio_id}/{date}`: the body is a ZIP, tar or tar.gz of a publish folder
-///   (`issue.json` and the files it names, at the top or inside one folder). It is streamed to a file
-///   under the editions directory's `.staging/` with a size limit, unpacked safely and published exactly
-///   like `KioskServer publish`. `201` with a JSON summary; `400` for an unusable or unsafe archive,
+///   (`issue.json` and the files it names, or PDFs alone, at the top or inside one folder), or with
+///   `Content-Type: application/pdf` the issue as one PDF. It is streamed to a file under the editions
+///   directory's `.staging/` with a size limit, unpacked safely and published exactly like
+///   `KioskServer publish` (PDFs through `PDFIssueImporter`). `201` with a JSON summary (for PDFs with a
+///   `rendering` member); `400` for an unusable or unsafe archive,
 ///   `413` over a limit, `422` when the issue itself is refused; every refusal lists what and where.
 /// - `DELETE /publish/{edicio_id}/{date}`: withdraws the issue (`200`, or `404` when none is visible).
 package struct PublishEndpoint: Sendable {
     package let publisher: IssuePublisher
+    /// Publishes PDF-only uploads, and hands the others to `publisher`.
+    package let importer: PDFIssueImporter
     /// Largest upload body accepted.
     package var maxUploadBytes: Int64
     package var logger: Logger = Logger(label: "kiosk.publish")
 
-    package init(publisher: IssuePublisher, maxUploadBytes: Int64, logger: Logger = Logger(label: "kiosk.publish")) {
+    package init(publisher: IssuePublisher, pdfOptions: PDFImportOptions = PDFImportOptions(), maxUploadBytes: Int64,
+                 logger: Logger = Logger(label: "kiosk.publish")) {
         self.publisher = publisher
+        self.importer = PDFIssueImporter(publisher: publisher, options: pdfOptions)
         self.maxUploadBytes = maxUploadBytes
         self.logger = logger
     }
@@ -53,16 +59,23 @@ package struct PublishEndpoint: Sendable {
             }
             let limits = ArchiveExtractor.Limits(publish: publisher.limits)
             let folder: String
+            let isPDF = request.headers[.contentType].map(Self.isPDFType) ?? false
             do {
-                folder = try await executor.run { try ArchiveExtractor.extract(archive: upload.archivePath, into: upload.treePath, limits: limits) }
+                folder = try await executor.run {
+                    if isPDF {   // the issue as one PDF: a PDF-only folder of one file
+                        try FS.rename(upload.archivePath, upload.treePath + "/" + Self.uploadedPDFName)
+                        return upload.treePath
+                    }
+                    return try ArchiveExtractor.extract(archive: upload.archivePath, into: upload.treePath, limits: limits)
+                }
             } catch let rejected as PublishRejected {
                 await discard(upload)
                 throw KioskHTTPError.refused(rejected, archive: true)
             }
             let logger = self.logger
-            let result: PublishResult
+            let outcome: PDFIssueImporter.Outcome
             do {
-                result = try await publisher.publish(editionID: editionID, date: date, from: folder)
+                outcome = try await importer.publish(editionID: editionID, date: date, from: folder)
             } catch let rejected as PublishRejected {
                 await discard(upload)
                 logger.notice("publish refused", metadata: ["publisher": .string(publisherName), "edition": .stringConvertible(editionID),
@@ -71,8 +84,8 @@ package struct PublishEndpoint: Sendable {
             }
             await discard(upload)
             logger.notice("published over HTTP", metadata: ["publisher": .string(publisherName), "edition": .stringConvertible(editionID),
-                                                           "date": .stringConvertible(date), "revision": .stringConvertible(result.revision)])
-            return try JSONResponse.response(.created, Summary(result))
+                                                           "date": .stringConvertible(date), "revision": .stringConvertible(outcome.result.revision)])
+            return try JSONResponse.response(.created, Summary(outcome.result, rendering: outcome.rendering))
         } catch let error as SystemError where error.isOutOfSpace {
             await discard(upload)
             logger.error("publish failed: the editions disk is full", metadata: ["error": .string(error.description)])
@@ -95,6 +108,14 @@ package struct PublishEndpoint: Sendable {
                                                       "date": .stringConvertible(date), "withdrawn": .stringConvertible(withdrawn)])
         return try JSONResponse.response(withdrawn ? .ok : .notFound,
                                          Withdrawal(edition: editionID, date: date.description, withdrawn: withdrawn))
+    }
+
+    /// The name a single uploaded PDF gets in its folder.
+    static let uploadedPDFName = "issue.pdf"
+
+    /// `application/pdf`, with or without parameters.
+    static func isPDFType(_ value: String) -> Bool {
+        value.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased() == "application/pdf"
     }
 
     /// Removes an upload folder and what it holds.
@@ -128,12 +149,21 @@ package struct PublishEndpoint: Sendable {
         return (total, true)
     }
 
-    /// The `201` answer: what was published (`replaced_revision` is `null` for a first publication).
+    /// The `201` answer: what was published (`replaced_revision` is `null` for a first publication), and
+    /// for PDFs what the rendering did (`rendering`: `pages`, `source_files`, `sections` from `manifest`,
+    /// `outline` or `single`, `seconds`; absent for a classic folder).
     package struct Summary: Encodable {
         struct Bundle: Encodable {
             var path: String
             var size: Int64
             var sha256: String
+        }
+        struct Rendering: Encodable {
+            var pages: Int
+            var sourceFiles: Int
+            var sections: String
+            var seconds: Double
+            enum CodingKeys: String, CodingKey { case pages, sourceFiles = "source_files", sections, seconds }
         }
         var edition: Int
         var date: String
@@ -143,16 +173,22 @@ package struct PublishEndpoint: Sendable {
         var bytes: Int64
         var bundle: Bundle
         var seconds: Double
+        var rendering: Rendering?
 
-        init(_ result: PublishResult) {
+        init(_ result: PublishResult, rendering: PDFIssueImporter.Rendering? = nil) {
             edition = result.editionID; date = result.date.description; revision = result.revision
             replacedRevision = result.replacedRevision; pages = result.pages; bytes = result.bytes
             bundle = Bundle(path: result.bundle.path, size: result.bundle.size, sha256: result.bundle.sha256)
             seconds = (result.seconds * 1000).rounded() / 1000
+            self.rendering = rendering.map {
+                Rendering(pages: $0.pages, sourceFiles: $0.sourceFiles, sections: $0.sections.rawValue,
+                          seconds: ($0.seconds * 1000).rounded() / 1000)
+            }
+            if let rendering { seconds = ((result.seconds + rendering.seconds) * 1000).rounded() / 1000 }
         }
 
         enum CodingKeys: String, CodingKey {
-            case edition, date, revision, replacedRevision = "replaced_revision", pages, bytes, bundle, seconds
+            case edition, date, revision, replacedRevision = "replaced_revision", pages, bytes, bundle, seconds, rendering
         }
 
         package func encode(to encoder: any Encoder) throws {
@@ -165,6 +201,7 @@ package struct PublishEndpoint: Sendable {
             try container.encode(bytes, forKey: .bytes)
             try container.encode(bundle, forKey: .bundle)
             try container.encode(seconds, forKey: .seconds)
+            try container.encodeIfPresent(rendering, forKey: .rendering)
         }
     }
 

@@ -6,15 +6,17 @@ import KioskModels
 import Logging
 import KioskConfig
 import KioskHTTP
+import KioskWiring
 
 /// `KioskServer publish --edition ID --date YYYY-MM-DD DIR`: publishes an issue from a folder.
 struct PublishCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "publish",
-        abstract: "Publish an issue from a folder: issue.json and the page files it names (see README, Publishing).",
+        abstract: "Publish an issue from a folder: issue.json and the page files it names, or the issue's PDFs alone (see README, Publishing).",
         discussion: """
             Everything is checked first (PDF and JPEG by content, page numbers, sizes, names); a refusal lists \
-            every problem and changes nothing. An accepted issue appears to readers all at once, replacing \
+            every problem and changes nothing. From PDFs alone, the pages' images and texts are made first \
+            (each tool isolated, within the configuration's pdf limits). An accepted issue appears to readers all at once, replacing \
             an earlier publication of the same date.
             """)
 
@@ -41,11 +43,17 @@ struct PublishCommand: AsyncParsableCommand {
         let publisher = IssuePublisher(directory: directory, registry: store,
                                        publicationName: { try await store.publicationName(id: $0) },
                                        logger: Logger(label: "kiosk.publish", factory: { _ in SwiftLogNoOpLogHandler() }))
+        let importer = PDFIssueImporter(publisher: publisher, options: configuration.pdf.importOptions)
         let progress = ProgressLine(enabled: !quiet)
         do {
-            let result = try await publisher.publish(editionID: edition, date: day, from: folder,
+            let outcome = try await importer.publish(editionID: edition, date: day, from: folder,
                                                      progress: { progress.show($0) })
+            let result = outcome.result
             progress.finish()
+            if let rendering = outcome.rendering {
+                printOutput("rendered \(rendering.pages) pages from \(rendering.sourceFiles) PDF\(rendering.sourceFiles == 1 ? "" : "s") "
+                    + "(sections from \(rendering.sections.rawValue)) in \(String(format: "%.2f", rendering.seconds)) s")
+            }
             let replaced = result.replacedRevision.map { ", replacing revision \($0)" } ?? ""
             printOutput("published edition \(result.editionID) \(result.date) revision \(result.revision)\(replaced): "
                 + "\(result.pages) pages, \(ProgressLine.megabytes(result.bytes)), bundle \(ProgressLine.megabytes(result.bundle.size)) "
@@ -108,10 +116,11 @@ final class ProgressLine: @unchecked Sendable {
 
     static func megabytes(_ bytes: Int64) -> String { String(format: "%.1f MB", Double(bytes) / 1e6) }
 
-    /// Called from the publisher's worker thread, one call at a time.
+    /// Called from the publisher's worker thread (or the importer's task while rendering), one call at a time.
     func show(_ progress: PublishProgress) {
         guard enabled else { return }
-        var text = "\(progress.phase.rawValue) \(progress.filesDone)/\(progress.filesTotal) files"
+        let unit = progress.phase == .rendering ? "pages" : "files"
+        var text = "\(progress.phase.rawValue) \(progress.filesDone)/\(progress.filesTotal) \(unit)"
         if progress.bytesTotal > 0 {
             text += ", \(Self.megabytes(progress.bytesDone))/\(Self.megabytes(progress.bytesTotal))"
             text += String(format: ", %.1f MB/s", progress.bytesPerSecond / 1e6)
