@@ -35,7 +35,9 @@ struct PostgresStoreConformanceTests {
     @Test func concurrentStartsMigrateOnce() async throws {
         try await TestPostgres.withDatabase { configuration in
             let stores = try await withThrowingTaskGroup(of: PostgresKioskStore.self) { group in
-                for _ in 0..<4 { group.addTask { try await PostgresKioskStore.connect(configuration, logger: Logger(label: "test")) } }
+                for _ in 0..<4 {
+                    group.addTask { try await PostgresKioskStore.connect(configuration, connectionWait: .seconds(60), logger: Logger(label: "test")) }
+                }
                 return try await group.reduce(into: []) { $0.append($1) }
             }
             try await stores[0].syncCatalogue(SampleCatalogue.catalogue, dryRun: false)
@@ -50,7 +52,10 @@ struct PostgresStoreConformanceTests {
     @Test func demoQuotaHoldsAcrossInstances() async throws {
         try await TestPostgres.withDatabase { configuration in
             var stores: [PostgresKioskStore] = []
-            for _ in 0..<3 { stores.append(try await PostgresKioskStore.connect(configuration, logger: Logger(label: "test"))) }
+            // Outcomes, not latency: as in `conformance`, a loaded machine may keep a caller waiting past 5 s.
+            for _ in 0..<3 {
+                stores.append(try await PostgresKioskStore.connect(configuration, connectionWait: .seconds(60), logger: Logger(label: "test")))
+            }
             try await stores[0].syncCatalogue(SampleCatalogue.catalogue, dryRun: false)
             let instances = stores
             let granted = try await withThrowingTaskGroup(of: Bool.self) { group in
