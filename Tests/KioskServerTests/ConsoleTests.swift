@@ -57,6 +57,8 @@ import Testing
             let dashboard = try await client.execute(uri: "/admin", method: .get, headers: [.cookie: cookie])
             #expect(dashboard.status == .ok && Self.text(dashboard).contains("<svg") && Self.text(dashboard).contains("marta"))
             #expect(dashboard.body.readableBytes < 100_000)
+            #expect(dashboard.headers[.contentSecurityPolicy]?.contains("script-src 'self';") == true, "no inline script runs")
+            #expect(dashboard.headers[.cacheControl] == "private, no-store")
 
             // No token, or a token of another nonce: refused before any password is checked.
             let forged = try await client.execute(uri: "/admin/sign-in", method: .post, headers: Self.form,

@@ -28,7 +28,7 @@ enum ConsoleRendering {
             .contentType: "text/html; charset=utf-8", .cacheControl: "private, no-store",
             .contentLanguage: language.rawValue, .vary: "Accept-Language, Cookie",
             .contentSecurityPolicy: "default-src 'none'; img-src 'self' data:; style-src 'unsafe-inline'; "
-                + "script-src 'self' 'unsafe-inline'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+                + "script-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
             .xContentTypeOptions: "nosniff",
         ], body: ResponseBody(byteBuffer: ByteBuffer(string: html)))
     }
