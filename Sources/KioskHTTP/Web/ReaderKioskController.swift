@@ -70,7 +70,8 @@ struct ReaderPage: Sendable {
     let base: String
     let now: Int64
     let parameters: Parameters
-    let query: String?
+    /// The archive's `mes` parameter (`YYYY-MM`).
+    let monthParameter: String?
     let searchText: String
     let contentSecurityPolicy: String
     var notice: String?
@@ -82,7 +83,7 @@ struct ReaderPage: Sendable {
         language = WebLanguage(acceptLanguage: request.headers[.acceptLanguage])
         text = language.strings
         parameters = context.parameters
-        query = request.uri.queryParameters.get("mes")
+        monthParameter = request.uri.queryParameters.get("mes")
         searchText = request.uri.queryParameters.get("q").map { String($0.prefix(500)) } ?? ""
         let appKey = context.parameters.get("app") ?? ""
         guard let app = try await environment.service.store.app(key: appKey) else {
@@ -126,7 +127,7 @@ struct ReaderPage: Sendable {
         let editionID = try editionID()
         let (offered, newest) = try await service.issues(appKey: app.key, identityKey: "", editionID: editionID,
                                                          from: nil, direction: .descending, limit: 1)
-        guard let month = Month(query ?? "") ?? newest.first.map({ Month($0.date) }) else {
+        guard let month = Month(monthParameter ?? "") ?? newest.first.map({ Month($0.date) }) else {
             throw KioskError.noPublishedIssue(editionID: editionID, date: nil)
         }
         let (_, inMonth) = try await service.issues(appKey: app.key, identityKey: "", editionID: editionID,
@@ -209,12 +210,8 @@ struct ReaderPage: Sendable {
                                  csrf: session.map { sessions.csrfToken($0) } ?? "")
             },
             notice: notice, query: searchText, content: content)
-        let html = WebTemplates.render(template, frame)
-        return Response(status: status, headers: [
-            .contentType: "text/html; charset=utf-8", .cacheControl: "private, no-store",
-            .contentLanguage: language.rawValue, .vary: "Accept-Language, Cookie",
-            .contentSecurityPolicy: contentSecurityPolicy, .xContentTypeOptions: "nosniff",
-        ], body: ResponseBody(byteBuffer: ByteBuffer(string: html)))
+        return WebTemplates.response(status, template: template, context: frame, language: language,
+                                     contentSecurityPolicy: contentSecurityPolicy)
     }
 }
 

@@ -1,3 +1,5 @@
+import Foundation
+
 /// The languages of the web pages, chosen from the reader's `Accept-Language` (Catalan unless English is preferred).
 package enum WebLanguage: String, Sendable, CaseIterable {
     case ca, en
@@ -8,14 +10,14 @@ package enum WebLanguage: String, Sendable, CaseIterable {
         var best: (language: WebLanguage, weight: Double)?
         for item in (header ?? "").split(separator: ",").prefix(32) {
             let parts = item.split(separator: ";")
-            let tag = parts.first.map { $0.trimmingCharacters(in: " \t").lowercased() } ?? ""
+            let tag = parts.first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
             let primary = tag.split(separator: "-").first.map(String.init) ?? ""
             guard let language = WebLanguage(rawValue: primary) else { continue }
             var weight = 1.0
             for parameter in parts.dropFirst() {
                 let pair = parameter.split(separator: "=", maxSplits: 1)
-                if pair.count == 2, pair[0].trimmingCharacters(in: " \t") == "q" {
-                    weight = Double(pair[1].trimmingCharacters(in: " \t")) ?? 0
+                if pair.count == 2, pair[0].trimmingCharacters(in: .whitespaces) == "q" {
+                    weight = Double(pair[1].trimmingCharacters(in: .whitespaces)) ?? 0
                 }
             }
             if weight > 0, weight > (best?.weight ?? 0) { best = (language, weight) }
@@ -37,15 +39,6 @@ package enum WebLanguage: String, Sendable, CaseIterable {
         case .ca: ["gener", "febrer", "març", "abril", "maig", "juny", "juliol", "agost", "setembre", "octubre", "novembre", "desembre"]
         case .en: ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"]
         }
-    }
-}
-
-private extension Substring {
-    func trimmingCharacters(in set: String) -> String {
-        var slice = self[...]
-        while let first = slice.first, set.contains(first) { slice = slice.dropFirst() }
-        while let last = slice.last, set.contains(last) { slice = slice.dropLast() }
-        return String(slice)
     }
 }
 

@@ -1,3 +1,4 @@
+import Hummingbird
 import Mustache
 
 /// The web pages' Mustache templates, compiled once. They live in `Web/Templates/*.swift` as Swift
@@ -21,5 +22,16 @@ package enum WebTemplates {
     package static func render(_ name: String, _ context: Any) -> String {
         guard let html = library.render(context, withTemplate: name) else { preconditionFailure("no template \(name)") }
         return html
+    }
+
+    /// A rendered page as the answer every web page gives: HTML, never cached by shared caches, in its
+    /// language, under `contentSecurityPolicy`.
+    package static func response(_ status: HTTPResponse.Status, template: String, context: Any, language: WebLanguage,
+                                 contentSecurityPolicy: String) -> Response {
+        Response(status: status, headers: [
+            .contentType: "text/html; charset=utf-8", .cacheControl: "private, no-store",
+            .contentLanguage: language.rawValue, .vary: "Accept-Language, Cookie",
+            .contentSecurityPolicy: contentSecurityPolicy, .xContentTypeOptions: "nosniff",
+        ], body: ResponseBody(byteBuffer: ByteBuffer(string: render(template, context))))
     }
 }

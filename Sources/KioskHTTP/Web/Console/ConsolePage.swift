@@ -50,7 +50,7 @@ struct ConsolePage: Sendable {
             csrf: sessions.csrfToken(session),
             links: links.map { .init(href: $0.0, label: $0.1, current: $0.0 == path) }, notice: notice)
         return ConsoleRendering.page(status, template: template, title: title, language: language, frame: frame,
-                                     content: content, configuration: runtime.configuration)
+                                     content: content)
     }
 
     private func redirect(_ location: String) -> Response {

@@ -1,5 +1,4 @@
 import Hummingbird
-import KioskConfig
 
 /// Turns a console template and its view into an answer, inside the console's frame.
 enum ConsoleRendering {
@@ -20,16 +19,13 @@ enum ConsoleRendering {
         var content: Any
     }
 
+    static let contentSecurityPolicy = "default-src 'none'; img-src 'self' data:; style-src 'unsafe-inline'; "
+        + "script-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+
     static func page(_ status: HTTPResponse.Status, template: String, title: String, language: WebLanguage,
-                     frame: Frame?, content: Any, configuration: KioskConfiguration) -> Response {
-        let html = WebTemplates.render(template, Page(lang: language.rawValue, t: language.consoleStrings, title: title,
-                                                      frame: frame, content: content))
-        return Response(status: status, headers: [
-            .contentType: "text/html; charset=utf-8", .cacheControl: "private, no-store",
-            .contentLanguage: language.rawValue, .vary: "Accept-Language, Cookie",
-            .contentSecurityPolicy: "default-src 'none'; img-src 'self' data:; style-src 'unsafe-inline'; "
-                + "script-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
-            .xContentTypeOptions: "nosniff",
-        ], body: ResponseBody(byteBuffer: ByteBuffer(string: html)))
+                     frame: Frame?, content: Any) -> Response {
+        WebTemplates.response(status, template: template,
+                              context: Page(lang: language.rawValue, t: language.consoleStrings, title: title, frame: frame, content: content),
+                              language: language, contentSecurityPolicy: contentSecurityPolicy)
     }
 }

@@ -25,8 +25,7 @@ struct ConsoleSignIn {
         let nonce = self.nonce.flatMap { $0.utf8.count == 43 ? $0 : nil } ?? Self.newNonce()
         let view = SignInView(csrf: sessions.csrfToken(binding: nonce), problem: problem)
         response = ConsoleRendering.page(status, template: "console_sign_in", title: language.consoleStrings["sign_in"] ?? "",
-                                         language: language, frame: nil, content: view,
-                                         configuration: context.runtime.configuration)
+                                         language: language, frame: nil, content: view)
         response.setCookie(Cookie(name: Self.nonceCookie, value: nonce, maxAge: 3600, path: "/admin",
                                   secure: sessions.secure, httpOnly: true, sameSite: .strict))
         return response
