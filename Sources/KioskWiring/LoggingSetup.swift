@@ -7,10 +7,43 @@ import KioskHTTP
 enum LoggingSetup {
     static func bootstrap(json: Bool, level: Logger.Level) {
         LoggingSystem.bootstrap { label in
-            var handler: any LogHandler = json ? JSONLogHandler(label: label) : StreamLogHandler.standardError(label: label)
+            var handler: any LogHandler = json ? JSONLogHandler(label: label) : TextLogHandler(label: label)
             handler.logLevel = level
             return handler
         }
+    }
+}
+
+/// One line per event on standard error, as swift-log's `StreamLogHandler` writes it (time, level,
+/// label, metadata, source, message; line breaks inside written as `\n`), but the metadata is formatted
+/// only when a line is written:
+/// Hummingbird sets a request id on every request's logger, and `StreamLogHandler` formats all the
+/// metadata again on every set.
+struct TextLogHandler: LogHandler {
+    let label: String
+    var logLevel: Logger.Level = .info
+    var metadata: Logger.Metadata = [:]
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        let merged = metadata.merging(event.metadata ?? [:], uniquingKeysWith: { $1 })
+        let pretty = merged.sorted { $0.key < $1.key }.map { " \($0.key)=\($0.value)" }.joined()
+        let line = "\(Self.timestamp()) \(event.level) \(label):\(pretty) [\(event.source)] \(event.message)"
+        FileHandle.standardError.write(Data((line.replacingOccurrences(of: "\n", with: "\\n") + "\n").utf8))
+    }
+
+    /// Local time as `2026-11-24T13:05:00+0100`.
+    private static func timestamp() -> String {
+        var now = time(nil)
+        var local = tm()
+        guard localtime_r(&now, &local) != nil else { return "<unknown>" }
+        var buffer = [CChar](repeating: 0, count: 64)
+        let count = strftime(&buffer, buffer.count, "%Y-%m-%dT%H:%M:%S%z", &local)
+        return String(decoding: buffer.prefix(count).map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }
 

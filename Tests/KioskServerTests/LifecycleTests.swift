@@ -161,9 +161,11 @@ import Testing
         #expect(try await server.waitForExit() == 0)
     }
 
-    @Test func jsonLogsAreOneObjectPerLine() async throws {
+    /// Runs `serve` at debug level with JSON or text logs, asks three routes, reloads a broken
+    /// configuration (an error line with metadata) and stops; returns the log's lines and the config path.
+    static func serveAndReloadBadly(json: Bool) async throws -> (lines: [String], config: String) {
         let directory = temporaryDirectory()
-        let config = try writeTestConfiguration(in: directory) { $0.replacingOccurrences(of: "json_logs: false", with: "json_logs: true") }
+        let config = try writeTestConfiguration(in: directory) { $0.replacingOccurrences(of: "json_logs: false", with: "json_logs: \(json)") }
         let logFile = directory.appendingPathComponent("serve.log")
         #expect(FileManager.default.createFile(atPath: logFile.path, contents: nil))
         let process = Process()
@@ -182,18 +184,13 @@ import Testing
         }
         var port: Int?
         for _ in 0..<600 where port == nil {
-            for line in lines() {
-                if let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: String],
-                   object["message"] == "Kiosk listening", let rpc = object["rpc"],
-                   let match = rpc.firstMatch(of: #/:(\d+)/RPC2$/#) {
-                    port = Int(match.1)
-                }
+            for line in lines() where line.contains("Kiosk listening") {
+                if let match = line.firstMatch(of: #/:(\d+)/RPC2\b/#) { port = Int(match.1) }
             }
             if port == nil { try await Task.sleep(for: .milliseconds(100)) }
         }
-        let listening = try #require(port, "no JSON 'Kiosk listening' line: \(lines())")
+        let listening = try #require(port, "no 'Kiosk listening' line: \(lines())")
         _ = try await Self.get(listening, ["/healthz", "/readyz", "/nothing"])
-        // A reload that fails, so an error line with metadata is written too.
         try "apps: [".write(toFile: config, atomically: true, encoding: .utf8)
         kill(process.processIdentifier, SIGHUP)
         for _ in 0..<200 where !lines().contains(where: { $0.contains("configuration reload failed") }) {
@@ -203,8 +200,11 @@ import Testing
         for _ in 0..<300 where process.isRunning { try await Task.sleep(for: .milliseconds(50)) }
         #expect(!process.isRunning)
         #expect(process.terminationStatus == 0)
+        return (lines(), config)
+    }
 
-        let all = lines()
+    @Test func jsonLogsAreOneObjectPerLine() async throws {
+        let (all, config) = try await Self.serveAndReloadBadly(json: true)
         #expect(all.count >= 4)
         for line in all {
             let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: String]
@@ -218,6 +218,19 @@ import Testing
             .first { $0["message"] == "configuration reload failed; keeping the previous one" })
         #expect(failure["level"] == "error")
         #expect(failure["error"]?.contains(config) == true)
+    }
+
+    @Test func textLogsAreOneLinePerEventWithTheirMetadata() async throws {
+        let (all, config) = try await Self.serveAndReloadBadly(json: false)
+        #expect(all.count >= 4)
+        let shape = #/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d{4} (trace|debug|info|notice|warning|error|critical) [a-z.]+:( [^ =]+=.*)? \[[A-Za-z]+\] .+$/#
+        for line in all {
+            #expect(line.wholeMatch(of: shape) != nil, "not a log line: \(line)")
+        }
+        let failure = try #require(all.first { $0.contains("configuration reload failed; keeping the previous one") })
+        #expect(failure.contains(" error kiosk: error=") && failure.contains(config), "\(failure)")
+        let listening = try #require(all.first { $0.hasSuffix("Kiosk listening") })
+        #expect(listening.contains(" notice kiosk: ") && listening.contains(" rpc=http://"), "metadata sorted into the line: \(listening)")
     }
 
     static func pythonString(_ text: String) -> String {
