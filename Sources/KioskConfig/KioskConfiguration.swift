@@ -80,7 +80,8 @@ package struct KioskConfiguration: Codable, Sendable, Equatable {
         package var maxBodyBytes = 1 << 20
         package var maxUploadBytes = 2 << 30
         package var databaseBusyTimeoutSeconds = 5.0
-        /// Memory for catalogue answers kept between calls (`AnswerCache`); 0: none kept.
+        /// Memory for catalogue answers kept between calls (`AnswerCache`, three quarters) and for the catalogue
+        /// reads of `getEdicio` (`CatalogueMemo`, a quarter); 0: none kept.
         package var answerCacheBytes = 64 << 20
     }
 

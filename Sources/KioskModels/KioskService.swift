@@ -5,11 +5,14 @@ public struct KioskService: Sendable {
     public let passwords: any PasswordHasher
     public let signInPolicy: SignInPolicy
     public let clock: any KioskClock
+    /// The catalogue reads `getEdicio` makes, kept under the catalogue version.
+    public let catalogueMemo: CatalogueMemo
 
     public init(store: any KioskStore, identityKeys: IdentityKeyIssuer, passwords: any PasswordHasher,
-                signInPolicy: SignInPolicy, clock: any KioskClock = SystemClock()) {
+                signInPolicy: SignInPolicy, clock: any KioskClock = SystemClock(), catalogueMemo: CatalogueMemo = CatalogueMemo(byteLimit: 0)) {
         self.store = store; self.identityKeys = identityKeys; self.passwords = passwords
         self.signInPolicy = signInPolicy; self.clock = clock
+        self.catalogueMemo = catalogueMemo
     }
 
     // MARK: Catalogue
@@ -78,10 +81,7 @@ public struct KioskService: Sendable {
     /// device id as the key); elsewhere the key must be one this server issued for this app.
     public func openIssue(appKey: String, identityKey: String, editionID: Int, date: IssueDate,
                           claimedUserID: String, os: String) async throws -> (OfferedEdition, IssueContents) {
-        let offered = try await requireOffered(appKey: appKey, editionID: editionID)
-        guard let contents = try await store.issueContents(editionID: editionID, date: date) else {
-            throw KioskError.noPublishedIssue(editionID: editionID, date: date)
-        }
+        let (offered, contents) = try await offeredIssue(appKey: appKey, editionID: editionID, date: date)
         let identity = identityKey.isEmpty ? nil : try await store.identity(key: identityKey)
         let trusted = identity.flatMap { $0.appKey == appKey ? $0 : nil }
         let time = clock.now
@@ -110,10 +110,7 @@ public struct KioskService: Sendable {
     /// device there is no demo grant. Records the download with the `web` OS.
     public func openIssueOnWeb(appKey: String, userID: Int?, editionID: Int,
                                date: IssueDate) async throws -> (OfferedEdition, IssueContents) {
-        let offered = try await requireOffered(appKey: appKey, editionID: editionID)
-        guard let contents = try await store.issueContents(editionID: editionID, date: date) else {
-            throw KioskError.noPublishedIssue(editionID: editionID, date: date)
-        }
+        let (offered, contents) = try await offeredIssue(appKey: appKey, editionID: editionID, date: date)
         var held: [Subscription] = []
         if let userID { held = try await store.subscriptions(userID: userID) }
         guard Entitlement.withoutDemo(line: offered.line, subscriptions: held, issueDate: date) != nil else {
@@ -252,8 +249,29 @@ public struct KioskService: Sendable {
         return app
     }
 
+    /// The app's offer of the edition and the issue's contents, through the memo (the catalogue version
+    /// is read only when it keeps anything); refused as `requireOffered` refuses, or `noPublishedIssue`.
+    private func offeredIssue(appKey: String, editionID: Int, date: IssueDate) async throws -> (OfferedEdition, IssueContents) {
+        let store = self.store, memo = catalogueMemo
+        let version = memo.byteLimit > 0 ? try await store.catalogueVersion() : 0
+        let offered = try await required(memo.offeredEdition(appKey: appKey, editionID: editionID, version: version, read: {
+            try await store.offeredEdition(appKey: appKey, editionID: editionID)
+        }), appKey: appKey, editionID: editionID)
+        guard let contents = try await memo.issueContents(editionID: editionID, date: date, version: version, read: {
+            try await store.issueContents(editionID: editionID, date: date)
+        }) else {
+            throw KioskError.noPublishedIssue(editionID: editionID, date: date)
+        }
+        return (offered, contents)
+    }
+
     private func requireOffered(appKey: String, editionID: Int) async throws -> OfferedEdition {
-        if let offered = try await store.offeredEdition(appKey: appKey, editionID: editionID) { return offered }
+        try await required(store.offeredEdition(appKey: appKey, editionID: editionID), appKey: appKey, editionID: editionID)
+    }
+
+    /// `offered`, or `unknownApp` when the app does not exist, else `editionNotOffered`.
+    private func required(_ offered: OfferedEdition?, appKey: String, editionID: Int) async throws -> OfferedEdition {
+        if let offered { return offered }
         try await requireApp(appKey)
         throw KioskError.editionNotOffered(editionID: editionID, appKey: appKey)
     }

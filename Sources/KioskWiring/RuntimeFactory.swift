@@ -25,7 +25,7 @@ struct RuntimeFactory: Sendable {
             store: instrumented, identityKeys: IdentityKeyIssuer(secret: secrets.identityKey), passwords: PasswordHashing(),
             signInPolicy: SignInPolicy(maxFailures: configuration.signIn.maxFailures,
                                        windowSeconds: configuration.signIn.windowSeconds),
-            clock: clock)
+            clock: clock, catalogueMemo: CatalogueMemo(byteLimit: configuration.limits.answerCacheBytes / 4))
         let links = editions.links(configuration, secrets: secrets)
         var delivery = FileDelivery(directory: editions.directory, links: links)
         delivery.clock = clock
@@ -35,7 +35,7 @@ struct RuntimeFactory: Sendable {
             webKiosks: configuration.webKiosks, webKioskTokens: WebKioskTokenSigner(secret: secrets.webKioskKey),
             webKioskTokenLifetime: configuration.webKioskTokenLifetimeSeconds,
             observer: metrics ?? UnobservedKioskRPC(),
-            answers: AnswerCache(byteLimit: configuration.limits.answerCacheBytes))
+            answers: AnswerCache(byteLimit: configuration.limits.answerCacheBytes - configuration.limits.answerCacheBytes / 4))
         var dispatcher = XMLRPCDispatcher<KioskRequestContext>()
         KioskMethods.register(into: &dispatcher)
         let logger = self.logger

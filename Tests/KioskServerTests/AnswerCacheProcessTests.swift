@@ -13,6 +13,7 @@ import Testing
         let config = try writeTestConfiguration(in: directory)
         let server = try await ServerProcess(["--config", config], environment: Self.environment)
         let folder = try IssueFolders.writeIssue(directory.path + "/in", pages: 2, seed: 5)
+        let larger = try IssueFolders.writeIssue(directory.path + "/in3", pages: 3, seed: 6)
         let script = """
             import json, os, subprocess, sys, urllib.request, xmlrpc.client
             p = xmlrpc.client.ServerProxy("http://kiosk:secret@127.0.0.1:\(server.port)/RPC2")
@@ -20,16 +21,26 @@ import Testing
                 listed = [e["data"] for e in p.epquiosc.getEdicions("quiosc", "d") if e["id"] == "8"]
                 recent = [i["data"] for i in p.epquiosc.getDarrersEdicio("quiosc", "d", "8", "", 3, "DESC")][:1]
                 return listed + recent
+            def pages():
+                try:
+                    issue = p.epquiosc.getEdicio("quiosc", "d", "8", "2031-01-01", "", "iOS")
+                    return [len(issue["pagines"]), issue["zip_sha256"]]
+                except xmlrpc.client.Fault as fault:
+                    return fault.faultCode
             def cli(*args):
                 subprocess.run(["\(ServerProcess.executable.path)"] + list(args) + ["--config", "\(config)"], check=True,
                                capture_output=True, cwd="\(TestKiosk.repositoryRoot)",
                                env=dict(os.environ, KIOSK_SECRET="\(Self.environment["KIOSK_SECRET"]!)"))
-            out = {"before": newest(), "kept": newest()}
+            out = {"before": newest(), "kept": newest(), "issue before": [pages(), pages()]}
             cli("publish", "--quiet", "--edition", "8", "--date", "2031-01-01", "\(folder)")
             out["after publish"] = newest()
             out["again"] = newest()
+            out["issue after publish"] = [pages(), pages()]
+            cli("publish", "--quiet", "--edition", "8", "--date", "2031-01-01", "\(larger)")
+            out["issue after republish"] = [pages(), pages()]
             cli("withdraw", "--edition", "8", "--date", "2031-01-01")
             out["after withdraw"] = newest()
+            out["issue after withdraw"] = pages()
             metrics = urllib.request.urlopen("http://127.0.0.1:\(server.port)/metrics").read().decode()
             out["hits"] = sum(float(l.split()[-1]) for l in metrics.splitlines()
                               if l.startswith("kiosk_answer_cache_total") and 'result="hit"' in l)
@@ -43,6 +54,14 @@ import Testing
         #expect(report["after publish"] as? [String] == ["2031-01-01", "2031-01-01"], "no stale answer after a CLI publish")
         #expect(report["again"] as? [String] == ["2031-01-01", "2031-01-01"])
         #expect(report["after withdraw"] as? [String] == before, "no stale answer after a CLI withdraw")
+        let missing = try #require(report["issue before"] as? [Int], "\(report)")
+        #expect(missing.count == 2 && missing.allSatisfy { $0 != 0 && $0 == missing[0] }, "getEdicio refuses an issue not yet published")
+        let published = try #require(report["issue after publish"] as? [[Any]], "\(report)")
+        #expect(published.map { $0.first as? Int } == [2, 2], "the very next getEdicio after a CLI publish sees its pages")
+        let republished = try #require(report["issue after republish"] as? [[Any]], "\(report)")
+        #expect(republished.map { $0.first as? Int } == [3, 3], "and after a republish, the new revision's")
+        #expect(republished.first?.last as? String != published.first?.last as? String, "the new revision's bundle")
+        #expect(report["issue after withdraw"] as? Int == missing[0], "and after a withdraw, the refusal")
         #expect((report["hits"] as? Double ?? 0) >= 4, "answers were kept between calls: \(report["hits"] ?? "none")")
         server.signal(SIGTERM)
         #expect(try await server.waitForExit() == 0)

@@ -1,0 +1,70 @@
+import Foundation
+
+/// Catalogue reads that every `getEdicio` makes (the app's offer of the edition, the issue's contents)
+/// kept in memory under the store's catalogue version. The version changes in the same transaction as
+/// anything these reads show, whoever writes it (this process, the CLI, another instance), and it is
+/// read before the data: a read kept under the version in force is what the store would answer now.
+///
+/// Bounded by an estimate of the bytes held; when full everything goes and fills again, and when a newer
+/// version is seen everything kept under older ones goes. Absences (no such offer, no such issue) are
+/// kept too, so a client asking again for a missing issue costs no query either.
+public final class CatalogueMemo: @unchecked Sendable {
+    /// 0: nothing is kept.
+    public let byteLimit: Int
+    private let lock = NSLock()
+    private var version: Int64 = .min
+    private var offers: [OfferKey: OfferedEdition?] = [:]
+    private var contents: [IssueKey: IssueContents?] = [:]
+    private var bytes = 0
+
+    private struct OfferKey: Hashable { var appKey: String; var editionID: Int }
+    private struct IssueKey: Hashable { var editionID: Int; var date: IssueDate }
+
+    public init(byteLimit: Int) { self.byteLimit = byteLimit }
+
+    /// `read()`'s answer for the app's offer of `editionID` under `version`, kept for the next caller.
+    public func offeredEdition(appKey: String, editionID: Int, version: Int64,
+                               read: () async throws -> OfferedEdition?) async throws -> OfferedEdition? {
+        let key = OfferKey(appKey: appKey, editionID: editionID)
+        if let kept = lock.withLock({ self.version == version ? offers[key] : nil }) { return kept }
+        let offer = try await read()
+        keep(version: version, size: 256 + appKey.utf8.count) { $0.offers[key] = .some(offer) }
+        return offer
+    }
+
+    /// `read()`'s contents of the issue under `version`, kept for the next caller.
+    public func issueContents(editionID: Int, date: IssueDate, version: Int64,
+                              read: () async throws -> IssueContents?) async throws -> IssueContents? {
+        let key = IssueKey(editionID: editionID, date: date)
+        if let kept = lock.withLock({ self.version == version ? contents[key] : nil }) { return kept }
+        let issue = try await read()
+        keep(version: version, size: Self.estimatedBytes(issue)) { $0.contents[key] = .some(issue) }
+        return issue
+    }
+
+    /// Entries and estimated bytes held now.
+    public var usage: (entries: Int, bytes: Int) { lock.withLock { (offers.count + contents.count, bytes) } }
+
+    private func keep(version: Int64, size: Int, _ store: (CatalogueMemo) -> Void) {
+        guard byteLimit > 0, size <= byteLimit else { return }
+        lock.withLock {
+            if version > self.version || bytes + size > byteLimit {
+                offers.removeAll(keepingCapacity: true)
+                contents.removeAll(keepingCapacity: true)
+                bytes = 0
+                self.version = max(self.version, version)
+            }
+            guard version == self.version else { return }
+            store(self)
+            bytes += size
+        }
+    }
+
+    private static func estimatedBytes(_ issue: IssueContents?) -> Int {
+        guard let issue else { return 64 }
+        return 256 + issue.pages.reduce(0) { total, page in
+            total + 96 + page.section.name.utf8.count + page.files.pdf.utf8.count
+                + page.files.jpg.utf8.count + page.files.jpgA.utf8.count
+        }
+    }
+}
