@@ -7,6 +7,7 @@ import XMLRPC
 /// the store's catalogue version (read before the data, so a change by any process or instance retires
 /// the entry) and the link bucket (the signed links inside stay the ones the signer would give now).
 ///
+/// Answers are kept encoded (`XMLRPCValue.encoded`): a kept answer is written, not encoded again.
 /// Bounded by an estimate of the bytes held; when full the entries go and fill again, and when a newer
 /// catalogue version is seen the answers kept under older ones go. Faults are never kept.
 public final class AnswerCache: @unchecked Sendable {
@@ -70,6 +71,7 @@ public final class AnswerCache: @unchecked Sendable {
         case .array(let values): 16 + values.reduce(0) { $0 + estimatedBytes($1) }
         case .structure(let members): 16 + members.reduce(0) { $0 + 16 + $1.name.utf8.count + estimatedBytes($1.value) }
         case .base64(let bytes): 16 + bytes.count
+        case .encoded(let encoded): 16 + encoded.bytes.count
         default: 16
         }
     }
@@ -90,7 +92,9 @@ extension KioskRPCEnvironment {
             return (kept, true)
         }
         observer.answerCache(method: method, hit: false)
-        let answer = try await make()
+        let made = try await make()
+        guard let encoded = try? XMLRPCEncodedValue(made) else { return (made, false) }
+        let answer = XMLRPCValue.encoded(encoded)
         answers.keep(answer, for: key)
         return (answer, false)
     }

@@ -336,6 +336,8 @@ struct XMLWriter: ~Copyable {
             raw("</struct></value>")
         case .nil:
             raw("<value><nil/></value>")
+        case .encoded(let encoded):
+            bytes(encoded.bytes)
         }
     }
 

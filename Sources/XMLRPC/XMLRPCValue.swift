@@ -22,6 +22,23 @@ public enum XMLRPCValue: Sendable, Hashable {
     case structure([XMLRPCMember])
     /// `<nil/>` / `<ex:nil/>` (extension)
     case `nil`
+    /// A value encoded once and written as it is wherever it goes: answers kept between calls skip
+    /// encoding. Never made by the decoder.
+    case encoded(XMLRPCEncodedValue)
+}
+
+/// A value's `<value>…</value>` bytes, as `XMLRPCEncoder` writes them, and its type name.
+public struct XMLRPCEncodedValue: Sendable, Hashable {
+    public let bytes: [UInt8]
+    public let typeName: String
+
+    /// Encodes `value`; throws -32603 for a non-finite double, as encoding a response does.
+    public init(_ value: XMLRPCValue) throws(XMLRPCFault) {
+        var writer = XMLWriter(capacity: 1024)
+        try writer.value(value)
+        bytes = writer.finish()
+        typeName = value.typeName
+    }
 }
 
 /// One named member of an XML-RPC `<struct>`.
@@ -97,6 +114,7 @@ extension XMLRPCValue {
         case .array: return "array"
         case .structure: return "struct"
         case .nil: return "nil"
+        case .encoded(let encoded): return encoded.typeName
         }
     }
 }

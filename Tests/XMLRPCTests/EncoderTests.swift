@@ -71,6 +71,17 @@ import Testing
         }
     }
 
+    @Test func anEncodedValueIsWrittenAsItIsWherever() throws {
+        let pages: XMLRPCValue = [["id": "1", "jpg": "http://x/a.jpg?e=1&s=<>"], ["id": 2, "ok": true, "at": .double(1.5)]]
+        let encoded = try XMLRPCEncodedValue(pages)
+        #expect(encoded.typeName == "array" && XMLRPCValue.encoded(encoded).typeName == "array")
+        #expect(try response(.encoded(encoded)) == (try response(pages)))
+        let outer: XMLRPCValue = ["zip": "z", "pagines": .encoded(encoded)]
+        #expect(try response(outer) == (try response(["zip": "z", "pagines": pages])), "inside a struct too")
+        #expect(try XMLRPCDecoder.decodeResponse(XMLRPCEncoder.encodeResponse(outer)) == .success(["zip": "z", "pagines": pages]))
+        #expect(throws: XMLRPCFault.internalError) { try XMLRPCEncodedValue(["bad": .double(.nan)]) }
+    }
+
     @Test func faultDocument() {
         let body = text(XMLRPCEncoder.encodeFault(XMLRPCFault(code: -32602, message: "parameter id: <bad> & worse")))
         #expect(body == Self.header + "<methodResponse><fault><value><struct><member><name>faultCode</name><value><int>-32602</int></value></member><member><name>faultString</name><value><string>parameter id: &lt;bad&gt; &amp; worse</string></value></member></struct></value></fault></methodResponse>\n")
