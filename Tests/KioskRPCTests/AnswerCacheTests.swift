@@ -69,6 +69,24 @@ import XMLRPC
         #expect(wire.sections.cacheLookups == ["getEdicions:miss", "getEdicio.pagines:miss", "getEdicions:hit", "getEdicio.pagines:hit"])
     }
 
+    @Test func manyDistinctCallsStayWithinTheCapAndKeepTheirAnswers() async throws {
+        let cap = 6_000
+        let wire = try await Wire(answerCacheBytes: cap)
+        let uncached = try await Wire(answerCacheBytes: 0)
+        for day in 20...31 {
+            for count in 1...10 {
+                let call = ["quiosc", "d", "<int>1</int>", "2025-05-\(day)", "<int>\(count)</int>", count % 2 == 0 ? "DESC" : "ASC"]
+                let kept = try await wire.value("epquiosc.getDarrersEdicio", call)
+                #expect(wire.context.environment.answers.usage.bytes <= cap)
+                if count % 5 == 0 { #expect(try await wire.value("epquiosc.getDarrersEdicio", call) == kept) }
+                if day % 4 == 0 { #expect(try await uncached.value("epquiosc.getDarrersEdicio", call) == kept) }
+            }
+        }
+        let lookups = wire.sections.cacheLookups
+        #expect(lookups.filter { $0.hasSuffix(":hit") }.count >= 24, "repeated calls were answered from memory")
+        #expect(wire.context.environment.answers.usage.entries > 0)
+    }
+
     @Test func theCacheStaysWithinItsBytes() {
         let cache = AnswerCache(byteLimit: 4_096)
         let big = XMLRPCValue.string(String(repeating: "x", count: 1_000))
