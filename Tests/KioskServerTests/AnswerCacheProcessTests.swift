@@ -66,4 +66,44 @@ import Testing
         server.signal(SIGTERM)
         #expect(try await server.waitForExit() == 0)
     }
+
+    /// A reload on one instance that changes the catalogue (here an edition's line order) is seen by the
+    /// very next call to another instance on the same database, whose answers were kept.
+    @Test func aReloadOnOneInstanceIsSeenByTheNextCallToAnother() async throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let config = try writeTestConfiguration(in: directory)
+        let folder = try IssueFolders.writeIssue(directory.path + "/in", pages: 2, seed: 7)
+        let publish = try await runProcess(ServerProcess.executable, ["publish", "--quiet", "--edition", "8", "--date", "2031-02-01",
+                                                                      folder, "--config", config], environment: Self.environment)
+        #expect(publish.status == 0, "\(publish.errors)")
+        let reloading = try await ServerProcess(["--config", config], environment: Self.environment)
+        let other = try await ServerProcess(["--config", config], environment: Self.environment)
+        let script = """
+            import json, os, signal, sys, time, xmlrpc.client
+            def orders(port):
+                p = xmlrpc.client.ServerProxy(f"http://kiosk:secret@127.0.0.1:{port}/RPC2")
+                return {e["id"]: e["ordre"] for e in p.epquiosc.getEdicions("quiosc", "d")}
+            out = {"before": [orders(\(other.port)), orders(\(other.port))]}
+            text = open("\(config)").read()
+            open("\(config)", "w").write(text.replace("{ edition: 8, order: 30, access: free }", "{ edition: 8, order: 5, access: free }"))
+            os.kill(\(reloading.pid), signal.SIGHUP)
+            for _ in range(200):
+                if orders(\(reloading.port)).get("8") == "5": break
+                time.sleep(0.05)
+            out["reloaded"] = orders(\(reloading.port))
+            out["other"] = orders(\(other.port))
+            print(json.dumps(out))
+            """
+        let output = try await runClient("python3", ["-c", script])
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String: Any])
+        let before = try #require(report["before"] as? [[String: String]], "\(report)")
+        #expect(before.map { $0["8"] } == ["30", "30"], "\(report)")
+        #expect((report["reloaded"] as? [String: String])?["8"] == "5", "\(report)")
+        #expect((report["other"] as? [String: String])?["8"] == "5", "the other instance's kept answer is not served after the reload")
+        for server in [reloading, other] {
+            server.signal(SIGTERM)
+            #expect(try await server.waitForExit() == 0)
+        }
+    }
 }

@@ -54,6 +54,7 @@ final class ServerProcess: @unchecked Sendable {
     var log: String { (try? String(contentsOf: logFile, encoding: .utf8)) ?? "" }
 
     func signal(_ number: Int32) { kill(process.processIdentifier, number) }
+    var pid: Int32 { process.processIdentifier }
 
     /// Waits for the process to end; returns its exit status.
     func waitForExit(timeout: Duration = .seconds(30)) async throws -> Int32 {
