@@ -70,6 +70,7 @@ try:
     wait.until(lambda d: d.find_element(By.ID, "upload").get_attribute("data-done"))
     report["upload_status"] = driver.find_element(By.ID, "upload").get_attribute("data-done")
     report["progress"] = driver.find_element(By.ID, "upload-progress").get_attribute("value")
+    report["phases"] = driver.find_element(By.ID, "upload").get_attribute("data-phases")
     report["newest_after_upload"] = other.epquiosc.getDarrersEdicio("quiosc", "", 8, "", 1, "DESC")[0]["data"]
     navigating(driver.find_element(By.ID, "upload-refresh"))
     navigating(driver.find_element(By.CSS_SELECTOR, "#issue-2025-07-01 button[type=submit]"))

@@ -23,10 +23,9 @@ import Testing
         // Some downloads over the last days, for the dashboard.
         try await Self.recordDownloads(database: directory.appendingPathComponent("kiosk.sqlite").path)
 
-        let folder = try IssueFolders.writeIssue(directory.appendingPathComponent("upload/issue").path, pages: 3)
-        let archive = directory.appendingPathComponent("issue.zip").path
-        let zipped = try await runProcess(URL(fileURLWithPath: "/usr/bin/zip"), ["-qr", archive, "."], directory: URL(fileURLWithPath: folder))
-        #expect(zipped.status == 0, "\(zipped.errors)")
+        // The issue as one PDF, so the console shows the server rendering its pages.
+        let archive = directory.appendingPathComponent("issue.pdf").path
+        #expect(FileManager.default.createFile(atPath: archive, contents: Data(TestPDFs.make(texts: ["Portada", "Política", "Esports"]))))
 
         let shots = try ReaderWebKioskBrowserTests.screenshotFolder()
         let (status, output, errors) = try await runProcess(
@@ -49,6 +48,8 @@ import Testing
         #expect(report["forged_status"] as? Int == 403)
         #expect(report["upload_status"] as? String == "201")
         #expect(report["progress"] as? String == "100")
+        let phases = (report["phases"] as? String ?? "").split(separator: " ").map(String.init)
+        #expect(phases.first == "rendering" && phases.contains("bundling"), "the server's progress reached the page: \(phases)")
         #expect(report["newest_after_upload"] as? String == "2025-07-01")
         #expect(report["listed_after_withdraw"] as? Int == 0)
         #expect(report["newest_after_withdraw"] as? String == "2025-05-31")

@@ -137,4 +137,52 @@ import Testing
         server.signal(SIGTERM)
         #expect(try await server.waitForExit() == 0)
     }
+
+    /// With `Accept: application/x-ndjson` the upload's answer streams the server's progress (rendering
+    /// in pages first, then the publish's phases) and ends with the outcome, a success or a refusal.
+    @Test func theUploadAnswerStreamsProgress() async throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let config = try writeTestConfiguration(in: directory)
+        let server = try await ServerProcess(["--config", config], environment: Self.environment)
+        let pdf = directory.path + "/issue.pdf"
+        _ = FileManager.default.createFile(atPath: pdf, contents: Data(TestPDFs.make(texts: (1...6).map { "Pagina \($0)" })))
+        let notPDF = directory.path + "/not.pdf"
+        _ = FileManager.default.createFile(atPath: notPDF, contents: Data("GIF89a, not a PDF".utf8))
+
+        func upload(_ file: String, date: String) async throws -> (status: String, lines: [[String: Any]]) {
+            let answer = directory.path + "/\(date).answer"
+            let status = try await runClient("curl", ["-sS", "-N", "-o", answer, "-w", "%{http_code}", "-u", "publisher:publisher-secret",
+                                                      "-H", "Content-Type: application/pdf", "-H", "Accept: application/x-ndjson",
+                                                      "-T", file, "http://127.0.0.1:\(server.port)/publish/8/\(date)"])
+            let text = try String(contentsOfFile: answer, encoding: .utf8)
+            let lines = try text.split(separator: "\n").map { line in
+                try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "not a JSON line: \(line)")
+            }
+            return (status, lines)
+        }
+
+        let (status, lines) = try await upload(pdf, date: "2025-08-01")
+        #expect(status == "200")
+        let steps = lines.dropLast()
+        let phases = steps.compactMap { $0["phase"] as? String }
+        #expect(phases.first == "rendering", "\(lines)")
+        #expect(steps.contains { $0["phase"] as? String == "rendering" && $0["files_total"] as? Int == 6 }, "rendering counts pages: \(lines)")
+        for phase in ["checking", "bundling", "committing"] { #expect(phases.contains(phase), "\(phase) missing from \(phases)") }
+        let order = ["rendering", "checking", "copying", "bundling", "committing", "done"]
+        #expect(phases == phases.sorted { order.firstIndex(of: $0) ?? 9 < order.firstIndex(of: $1) ?? 9 }, "phases in order: \(phases)")
+        let outcome = try #require(lines.last)
+        #expect(outcome["status"] as? Int == 201, "\(outcome)")
+        let published = try #require(outcome["published"] as? [String: Any])
+        #expect(published["pages"] as? Int == 6 && (published["rendering"] as? [String: Any])?["pages"] as? Int == 6, "\(published)")
+
+        let refused = try await upload(notPDF, date: "2025-08-02")
+        #expect(refused.status == "200")
+        let last = try #require(refused.lines.last)
+        #expect(last["status"] as? Int == 422 && (last["error"] as? String)?.contains("issue.pdf") == true, "\(refused.lines)")
+        let staging = try FileManager.default.contentsOfDirectory(atPath: directory.path + "/Editions/.staging")
+        #expect(staging.isEmpty, "a refused upload left \(staging)")
+        server.signal(SIGTERM)
+        #expect(try await server.waitForExit() == 0)
+    }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import Hummingbird
 import KioskEditions
 import KioskModels
@@ -34,7 +35,13 @@ package struct PublishEndpoint: Sendable {
         self.logger = logger
     }
 
-    package func publish(_ request: Request, publisherName: String, editionText: String?, dateText: String?) async throws -> Response {
+    /// Publishes the upload. With `Accept: application/x-ndjson` the answer is `200` at once and streams
+    /// one JSON line per step while the issue is processed (`ProgressLine`: `phase`, files and bytes done
+    /// and in all), then a last line with the outcome (`OutcomeLine`: `status` 201 and `published`, or the
+    /// refusal's `status` and `error`). `published` runs after a success, before the answer (or the last
+    /// line) is written.
+    package func publish(_ request: Request, publisherName: String, editionText: String?, dateText: String?,
+                         published: (@Sendable () async throws -> Void)? = nil) async throws -> Response {
         guard let editionID = editionText.flatMap({ Int($0) }), editionID > 0 else {
             throw KioskHTTPError.badRequest("The edition in the URL must be a positive number: /publish/{edicio_id}/{YYYY-MM-DD}.",
                                             closesConnection: !(await Self.drain(request.body)))
@@ -47,6 +54,38 @@ package struct PublishEndpoint: Sendable {
             throw KioskHTTPError.tooLarge("The upload is \(declared) bytes; the limit is \(maxUploadBytes) bytes.",
                                           closesConnection: !(await Self.drain(request.body)))
         }
+        let work: @Sendable ((@Sendable (PublishProgress) -> Void)?) async throws -> Summary = { progress in
+            let summary = try await self.receiveAndPublish(request, publisherName: publisherName, editionID: editionID,
+                                                           date: date, progress: progress)
+            try await published?()
+            return summary
+        }
+        guard request.headers[.accept]?.contains(Self.progressType) == true else {
+            return try JSONResponse.response(.created, try await work(nil))
+        }
+        return Response(status: .ok, headers: [.contentType: Self.progressType, .cacheControl: "no-store", Self.noProxyBuffering: "no"],
+                        body: ResponseBody { writer in
+            let (steps, continuation) = AsyncStream<PublishProgress>.makeStream(bufferingPolicy: .bufferingNewest(16))
+            async let outcome: OutcomeLine = {
+                defer { continuation.finish() }
+                do {
+                    return OutcomeLine(published: try await work { continuation.yield($0) })
+                } catch let error as KioskHTTPError {
+                    return OutcomeLine(status: Int(error.status.code), error: error.message)
+                } catch {
+                    self.logger.error("publish failed", metadata: ["error": .string("\(error)")])
+                    return OutcomeLine(status: 500, error: "The publish failed on the server; its log says why.")
+                }
+            }()
+            for await step in steps { try await writer.write(try JSONResponse.bytes(ProgressLine(step))) }
+            try await writer.write(try JSONResponse.bytes(try await outcome))
+            try await writer.finish(nil)
+        })
+    }
+
+    /// Receives the upload, unpacks it and publishes it; throws `KioskHTTPError` for every refusal.
+    private func receiveAndPublish(_ request: Request, publisherName: String, editionID: Int, date: IssueDate,
+                                   progress: (@Sendable (PublishProgress) -> Void)?) async throws -> Summary {
         let directory = publisher.directory
         let executor = directory.executor
         let upload = try await executor.run { try directory.makeUploadFolder() }
@@ -75,7 +114,7 @@ package struct PublishEndpoint: Sendable {
             let logger = self.logger
             let outcome: PDFIssueImporter.Outcome
             do {
-                outcome = try await importer.publish(editionID: editionID, date: date, from: folder)
+                outcome = try await importer.publish(editionID: editionID, date: date, from: folder, progress: progress)
             } catch let rejected as PublishRejected {
                 await discard(upload)
                 logger.notice("publish refused", metadata: ["publisher": .string(publisherName), "edition": .stringConvertible(editionID),
@@ -85,7 +124,7 @@ package struct PublishEndpoint: Sendable {
             await discard(upload)
             logger.notice("published over HTTP", metadata: ["publisher": .string(publisherName), "edition": .stringConvertible(editionID),
                                                            "date": .stringConvertible(date), "revision": .stringConvertible(outcome.result.revision)])
-            return try JSONResponse.response(.created, Summary(outcome.result, rendering: outcome.rendering))
+            return Summary(outcome.result, rendering: outcome.rendering)
         } catch let error as SystemError where error.isOutOfSpace {
             await discard(upload)
             logger.error("publish failed: the editions disk is full", metadata: ["error": .string(error.description)])
@@ -108,6 +147,38 @@ package struct PublishEndpoint: Sendable {
                                                       "date": .stringConvertible(date), "withdrawn": .stringConvertible(withdrawn)])
         return try JSONResponse.response(withdrawn ? .ok : .notFound,
                                          Withdrawal(edition: editionID, date: date.description, withdrawn: withdrawn))
+    }
+
+    /// The media type of a progress-reporting answer (one JSON document per line).
+    static let progressType = "application/x-ndjson"
+    /// Asks nginx not to buffer the answer, so each progress line reaches the client as it is written.
+    static let noProxyBuffering = HTTPField.Name("X-Accel-Buffering")!
+
+    /// One step of a publish, as a line of a progress-reporting answer.
+    struct ProgressLine: Encodable {
+        var phase: String
+        var filesDone: Int
+        var filesTotal: Int
+        var bytesDone: Int64
+        var bytesTotal: Int64
+        var seconds: Double
+        init(_ progress: PublishProgress) {
+            phase = progress.phase.rawValue; filesDone = progress.filesDone; filesTotal = progress.filesTotal
+            bytesDone = progress.bytesDone; bytesTotal = progress.bytesTotal; seconds = (progress.elapsed * 1000).rounded() / 1000
+        }
+        enum CodingKeys: String, CodingKey {
+            case phase, filesDone = "files_done", filesTotal = "files_total", bytesDone = "bytes_done", bytesTotal = "bytes_total", seconds
+        }
+    }
+
+    /// The last line of a progress-reporting answer: the status the plain answer would have had, and
+    /// what was published or why it was refused.
+    struct OutcomeLine: Encodable {
+        var status: Int
+        var published: Summary?
+        var error: String?
+        init(published: Summary) { status = 201; self.published = published }
+        init(status: Int, error: String) { self.status = status; self.error = error }
     }
 
     /// The name a single uploaded PDF gets in its folder.

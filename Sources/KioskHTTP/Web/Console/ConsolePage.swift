@@ -196,10 +196,10 @@ struct ConsolePage: Sendable {
 
     /// The upload form's `PUT`: the same archive and answers as `PUT /publish`.
     func upload(_ request: Request) async throws -> Response {
-        let response = try await runtime.publishing.publish(request, publisherName: "console:" + operatorEntry.username,
-                                                            editionText: parameters.get("edition"), dateText: parameters.get("date"))
-        try await audit("issue.publish", "\(parameters.get("edition") ?? "")/\(parameters.get("date") ?? "")")
-        return response
+        let subject = "\(parameters.get("edition") ?? "")/\(parameters.get("date") ?? "")"
+        return try await runtime.publishing.publish(request, publisherName: "console:" + operatorEntry.username,
+                                                    editionText: parameters.get("edition"), dateText: parameters.get("date"),
+                                                    published: { try await audit("issue.publish", subject) })
     }
 
     func withdraw() async throws -> Response {

@@ -29,7 +29,9 @@ package enum ConsoleStrings {
         "set_subscription": "Subscriu", "reset_password": "Canvia la contrasenya", "new_password": "Contrasenya nova",
         "clear_lockout": "Desbloqueja", "device_demos": "Demos d'un dispositiu", "device": "Dispositiu", "demos_consumed": "Demos consumides",
         "when": "Quan", "who": "Qui", "what": "Què", "before": "Abans", "after": "Després", "no_results": "Cap resultat.",
-        "not_allowed": "El vostre rol no permet aquesta acció.", "progress": "Progrés de la pujada", "refresh": "Actualitza la llista", "editor": "editor", "operator": "operador",
+        "not_allowed": "El vostre rol no permet aquesta acció.", "progress": "Progrés de la pujada", "refresh": "Actualitza la llista",
+        "phase_rendering": "Renderitzant les pàgines", "phase_checking": "Comprovant", "phase_copying": "Copiant", "phase_bundling": "Fent el paquet",
+        "phase_committing": "Desant", "phase_done": "Fet", "editor": "editor", "operator": "operador",
     ]
 
     package static let english: [String: String] = [
@@ -51,6 +53,8 @@ package enum ConsoleStrings {
         "set_subscription": "Subscribe", "reset_password": "Reset the password", "new_password": "New password",
         "clear_lockout": "Clear lock-out", "device_demos": "A device's demos", "device": "Device", "demos_consumed": "Demos consumed",
         "when": "When", "who": "Who", "what": "What", "before": "Before", "after": "After", "no_results": "No results.",
-        "not_allowed": "Your role does not allow this.", "progress": "Upload progress", "refresh": "Refresh the list", "editor": "editor", "operator": "operator",
+        "not_allowed": "Your role does not allow this.", "progress": "Upload progress", "refresh": "Refresh the list",
+        "phase_rendering": "Rendering the pages", "phase_checking": "Checking", "phase_copying": "Copying", "phase_bundling": "Building the bundle",
+        "phase_committing": "Saving", "phase_done": "Done", "editor": "editor", "operator": "operator",
     ]
 }

@@ -10,7 +10,9 @@ extension WebTemplates {
     </form>
     <section aria-labelledby="upload-title">
     <h2 id="upload-title">{{t.upload}}</h2>
-    <form id="upload" data-edition="{{edition}}" data-csrf="{{frame.csrf}}" data-published="{{t.published}}" data-refresh="{{t.refresh}}">
+    <form id="upload" data-edition="{{edition}}" data-csrf="{{frame.csrf}}" data-published="{{t.published}}" data-refresh="{{t.refresh}}"
+      data-phase-rendering="{{t.phase_rendering}}" data-phase-checking="{{t.phase_checking}}" data-phase-copying="{{t.phase_copying}}"
+      data-phase-bundling="{{t.phase_bundling}}" data-phase-committing="{{t.phase_committing}}" data-phase-done="{{t.phase_done}}">
     <label for="upload-date">{{t.date}}</label><input id="upload-date" name="date" type="date" value="{{today}}" required>
     <label for="upload-file">{{t.archive_file}}</label><input id="upload-file" name="file" type="file" accept=".zip,.tar,.tgz,.gz,.pdf" required>
     <button type="submit">{{t.publish}}</button>
@@ -31,29 +33,53 @@ extension WebTemplates {
     {{/main}}{{/console_layout}}
     """#
 
-    /// The one script of the console: uploads with a progress bar (an XHR `PUT` to `/admin/issues/{edition}/{date}`).
+    /// The one script of the console: uploads with a progress bar (an XHR `PUT` to `/admin/issues/{edition}/{date}`),
+    /// first of the upload, then of the server's work on it (rendering, checking, copying, bundling), read from the
+    /// answer's progress lines as they come (`Accept: application/x-ndjson`); the last line is the outcome.
     static let consoleScript = #"""
     "use strict";
     document.addEventListener("DOMContentLoaded", () => {
       const form = document.getElementById("upload");
       if (!form) return;
       const bar = document.getElementById("upload-progress"), status = document.getElementById("upload-status");
+      const phaseName = (phase) => form.dataset["phase" + phase.charAt(0).toUpperCase() + phase.slice(1)] || phase;
       form.addEventListener("submit", (event) => {
         event.preventDefault();
         const file = document.getElementById("upload-file").files[0], date = document.getElementById("upload-date").value;
         if (!file || !date) return;
         const request = new XMLHttpRequest();
+        let read = 0, outcome = null;
+        const readLines = () => {
+          const text = request.responseText;
+          let end;
+          while ((end = text.indexOf("\n", read)) >= 0) {
+            const line = JSON.parse(text.slice(read, end));
+            read = end + 1;
+            if (line.status !== undefined) { outcome = line; continue; }
+            bar.value = line.files_total > 0 ? Math.round(100 * line.files_done / line.files_total) : 100;
+            status.textContent = phaseName(line.phase) + (line.files_total > 0 ? " " + line.files_done + "/" + line.files_total : "");
+            form.dataset.phases = (form.dataset.phases ? form.dataset.phases + " " : "") + line.phase;
+          }
+        };
         request.open("PUT", "/admin/issues/" + form.dataset.edition + "/" + date);
         request.setRequestHeader("X-CSRF-Token", form.dataset.csrf);
+        request.setRequestHeader("Accept", "application/x-ndjson");
         request.setRequestHeader("Content-Type", file.name.endsWith(".pdf") ? "application/pdf" : "application/octet-stream");
         request.upload.addEventListener("progress", (e) => {
           if (e.lengthComputable) { bar.value = Math.round(100 * e.loaded / e.total); status.textContent = bar.value + " %"; }
         });
+        request.addEventListener("progress", () => { if (request.status === 200) readLines(); });
         request.addEventListener("load", () => {
+          let code = request.status, text = request.responseText;
+          if (code === 200) {
+            readLines();
+            code = outcome ? outcome.status : 500;
+            text = outcome ? (outcome.error || JSON.stringify(outcome.published)) : text;
+          }
           bar.value = 100;
-          status.textContent = (request.status === 201 ? form.dataset.published + " " : request.status + " ") + request.responseText;
-          form.dataset.done = String(request.status);
-          if (request.status === 201) {
+          status.textContent = (code === 201 ? form.dataset.published + " " : code + " ") + text;
+          form.dataset.done = String(code);
+          if (code === 201) {
             const refresh = document.createElement("a");
             refresh.href = location.href; refresh.textContent = form.dataset.refresh; refresh.id = "upload-refresh";
             status.append(" ", refresh);
