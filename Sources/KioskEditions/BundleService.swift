@@ -25,14 +25,16 @@ public actor BundleService: IssueBundles {
     private let options: BundleOptions
     private let logger: Logger
     private let observer: (any BundleObserver)?
+    private let clock: any KioskClock
     private var inFlight: [Key: Task<(BundleInfo, fresh: Bool), any Error>] = [:]
     /// Builds actually run by this process (for tests and metrics).
     public private(set) var buildCount = 0
 
     public init(directory: EditionsDirectory, registry: any IssueRegistry, options: BundleOptions = BundleOptions(),
-                logger: Logger = Logger(label: "kiosk.bundles"), observer: (any BundleObserver)? = nil) {
+                logger: Logger = Logger(label: "kiosk.bundles"), observer: (any BundleObserver)? = nil,
+                clock: any KioskClock = SystemClock()) {
         self.directory = directory; self.registry = registry; self.options = options; self.logger = logger
-        self.observer = observer
+        self.observer = observer; self.clock = clock
     }
 
     /// The issue's bundle: the recorded one when its file is there with the recorded size, otherwise
@@ -50,11 +52,12 @@ public actor BundleService: IssueBundles {
                                            revision: contents.revision)
         let pages = contents.pages.map { BundleManifest.Page(number: $0.number, section: $0.section) }
         logger.info("bundle missing: building it", metadata: ["path": .string(path)])
-        let task = Task { [directory, options, registry, logger, observer] () throws -> (BundleInfo, fresh: Bool) in
+        let task = Task { [directory, options, registry, logger, observer, clock] () throws -> (BundleInfo, fresh: Bool) in
             let start = FS.monotonic()
             let (built, fresh) = try await Self.buildLocked(directory: directory, header: header, pages: pages, options: options)
             let info = BundleInfo(path: path, size: built.size, sha256: built.sha256)
-            try await registry.setBundle(editionID: header.editionID, date: header.date, revision: header.revision, bundle: info)
+            try await registry.setBundle(editionID: header.editionID, date: header.date, revision: header.revision, bundle: info,
+                                         at: clock.now)
             if fresh {
                 let seconds = FS.monotonic() - start
                 observer?.bundleBuilt(path: path, bytes: built.size, duration: .nanoseconds(Int64(seconds * 1e9)))

@@ -17,14 +17,14 @@ public protocol IssueRegistry: Sendable {
     /// The revision the next publication of (edition, date) must use: greater than any before it.
     func nextRevision(editionID: Int, date: IssueDate) async throws -> Int
     /// Makes the issue visible with exactly these pages (replacing any earlier revision) in one transaction,
-    /// their texts replacing the issue's searchable text.
+    /// their texts replacing the issue's searchable text; a `bundle` given is counted as built at `time`.
     /// Returns the revision it replaced, if any, so its files can be removed.
     func publishIssue(editionID: Int, date: IssueDate, revision: Int, pages: [PublishedPage],
                       bundle: BundleInfo?, at time: Int64) async throws -> Int?
     /// Hides a published issue and removes its searchable text; false when there was none.
     func withdrawIssue(editionID: Int, date: IssueDate, at time: Int64) async throws -> Bool
-    /// Records a built bundle, only if the issue is still at `revision`.
-    func setBundle(editionID: Int, date: IssueDate, revision: Int, bundle: BundleInfo) async throws
+    /// Records a bundle built at `time`, only if the issue is still at `revision`.
+    func setBundle(editionID: Int, date: IssueDate, revision: Int, bundle: BundleInfo, at time: Int64) async throws
     /// Every (edition, date, revision) the database references, visible or withdrawn: what must stay on disk.
     func storedRevisions() async throws -> [(editionID: Int, date: IssueDate, revision: Int)]
 }

@@ -58,4 +58,18 @@ extension PostgresKioskStore {
                 .map { AuditEntry(time: $0.0, actor: $0.1, action: $0.2, subject: $0.3, before: $0.4, after: $0.5) }
         }
     }
+
+    public func activity(from: IssueDate, through: IssueDate) async throws -> ConsoleActivity {
+        let period = ConsoleActivity.seconds(from: from, through: through)
+        return try await read { [self] c in
+            let failures = try await c.value("""
+                SELECT COUNT(*)::bigint FROM sign_in_failures WHERE time >= \(period.lowerBound) AND time < \(period.upperBound)
+                """, Int.self, logger: logger) ?? 0
+            let builds = try await c.rows("""
+                SELECT COUNT(*)::bigint, COALESCE(SUM(bytes), 0)::bigint FROM bundle_builds
+                WHERE time >= \(period.lowerBound) AND time < \(period.upperBound)
+                """, (Int, Int64).self, logger: logger).first
+            return ConsoleActivity(signInFailures: failures, bundleBuilds: builds?.0 ?? 0, bundleBytes: builds?.1 ?? 0)
+        }
+    }
 }

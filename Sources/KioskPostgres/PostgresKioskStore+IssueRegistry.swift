@@ -59,6 +59,7 @@ extension PostgresKioskStore {
                     """, logger: logger)
             }
             try await replacePageTexts(c, editionID: editionID, date: date, pages: pages)
+            if let bundle { try await recordBundleBuild(c, editionID: editionID, date: date, revision: revision, bundle: bundle, at: time) }
             return replaced
         }
     }
@@ -75,14 +76,25 @@ extension PostgresKioskStore {
         }
     }
 
-    public func setBundle(editionID: Int, date: IssueDate, revision: Int, bundle: BundleInfo) async throws {
+    public func setBundle(editionID: Int, date: IssueDate, revision: Int, bundle: BundleInfo, at time: Int64) async throws {
         let day = date.description
-        try await read { [self] c in
-            try await c.run("""
+        try await write { [self] c in
+            let updated = try await c.run("""
                 UPDATE issues SET bundle_path = \(bundle.path), bundle_size = \(bundle.size), bundle_sha256 = \(bundle.sha256)
-                WHERE edition_id = \(editionID) AND date = \(day) AND revision = \(revision)
+                WHERE edition_id = \(editionID) AND date = \(day) AND revision = \(revision) RETURNING revision
                 """, logger: logger)
+            if updated == 1 {
+                try await recordBundleBuild(c, editionID: editionID, date: date, revision: revision, bundle: bundle, at: time)
+            }
         }
+    }
+
+    private func recordBundleBuild(_ c: PostgresConnection, editionID: Int, date: IssueDate, revision: Int, bundle: BundleInfo,
+                                   at time: Int64) async throws {
+        try await c.run("""
+            INSERT INTO bundle_builds (time, edition_id, date, revision, bytes)
+            VALUES (\(time), \(editionID), \(date.description), \(revision), \(bundle.size))
+            """, logger: logger)
     }
 
     public func storedRevisions() async throws -> [(editionID: Int, date: IssueDate, revision: Int)] {

@@ -216,6 +216,15 @@ enum PostgresSchema {
             "ALTER TABLE page_texts ALTER COLUMN search SET STATISTICS 10000",
             "ANALYZE page_texts",
         ]),
+        // As in SQLite (`Schema.swift`, v9).
+        Migration(version: 8, name: "bundle builds", statements: [
+            """
+            CREATE TABLE bundle_builds (
+                id bigserial PRIMARY KEY, time bigint NOT NULL, edition_id integer NOT NULL, date text NOT NULL,
+                revision integer NOT NULL, bytes bigint NOT NULL)
+            """,
+            "CREATE INDEX bundle_builds_by_time ON bundle_builds (time)",
+        ]),
     ]
 
     /// Applies the migrations this database lacks; returns their versions.

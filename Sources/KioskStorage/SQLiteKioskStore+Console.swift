@@ -54,4 +54,15 @@ extension SQLiteKioskStore {
             }
         }
     }
+
+    public func activity(from: IssueDate, through: IssueDate) async throws -> ConsoleActivity {
+        let period = ConsoleActivity.seconds(from: from, through: through)
+        return try await pool.read { db in
+            let failures = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM sign_in_failures WHERE time >= ? AND time < ?",
+                                            arguments: [period.lowerBound, period.upperBound]) ?? 0
+            let builds = try Row.fetchOne(db, sql: "SELECT COUNT(*) AS builds, COALESCE(SUM(bytes), 0) AS bytes FROM bundle_builds WHERE time >= ? AND time < ?",
+                                          arguments: [period.lowerBound, period.upperBound])
+            return ConsoleActivity(signInFailures: failures, bundleBuilds: builds?["builds"] ?? 0, bundleBytes: builds?["bytes"] ?? 0)
+        }
+    }
 }

@@ -60,6 +60,7 @@ extension SQLiteKioskStore {
                 try record.insert(db)
             }
             try replacePageTexts(db, editionID: editionID, date: date, pages: pages)
+            if let bundle { try recordBundleBuild(db, editionID: editionID, date: date, revision: revision, bundle: bundle, at: time) }
             return replaced
         }
     }
@@ -75,13 +76,22 @@ extension SQLiteKioskStore {
         }
     }
 
-    public func setBundle(editionID: Int, date: IssueDate, revision: Int, bundle: BundleInfo) async throws {
+    public func setBundle(editionID: Int, date: IssueDate, revision: Int, bundle: BundleInfo, at time: Int64) async throws {
         try await pool.write { db in
             try db.cachedStatement(sql: """
                 UPDATE issues SET bundle_path = ?, bundle_size = ?, bundle_sha256 = ?
                 WHERE edition_id = ? AND date = ? AND revision = ?
                 """).execute(arguments: [bundle.path, bundle.size, bundle.sha256, editionID, date.description, revision])
+            if db.changesCount == 1 {
+                try recordBundleBuild(db, editionID: editionID, date: date, revision: revision, bundle: bundle, at: time)
+            }
         }
+    }
+
+    private func recordBundleBuild(_ db: Database, editionID: Int, date: IssueDate, revision: Int, bundle: BundleInfo, at time: Int64) throws {
+        try db.cachedStatement(sql: """
+            INSERT INTO bundle_builds (time, edition_id, date, revision, bytes) VALUES (?, ?, ?, ?, ?)
+            """).execute(arguments: [time, editionID, date.description, revision, bundle.size])
     }
 
     public func storedRevisions() async throws -> [(editionID: Int, date: IssueDate, revision: Int)] {

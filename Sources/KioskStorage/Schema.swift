@@ -244,6 +244,18 @@ public enum KioskSchema {
                 t.column("after", .text).notNull()
             }
         }
+        // Every bundle built, at publish or on first demand, for the console's figures of a period.
+        migrator.registerMigration("v9: bundle builds") { db in
+            try db.create(table: "bundle_builds") { t in
+                t.primaryKey("id", .integer)
+                t.column("time", .integer).notNull()
+                t.column("edition_id", .integer).notNull()
+                t.column("date", .text).notNull()
+                t.column("revision", .integer).notNull()
+                t.column("bytes", .integer).notNull()
+            }
+            try db.create(index: "bundle_builds_by_time", on: "bundle_builds", columns: ["time"])
+        }
         return migrator
     }
 

@@ -70,6 +70,18 @@ import Testing
             let locked = try await Self.signIn(client, "edi")
             #expect(locked.0.status == .tooManyRequests && Self.text(locked.0).contains("Massa intents fallits"))
             #expect(try await Self.signIn(client, "nobody").0.status == .unauthorized)
+
+            // The dashboard counts the period's failed sign-ins (the six above) and bundles built.
+            let after = Self.text(try await client.execute(uri: "/admin", method: .get, headers: [.cookie: cookie]))
+            let failures = after.firstMatch(of: /id="sign-in-failures">(\d+)</)?.1
+            #expect(failures == "6", "\(failures ?? "no figure")")
+            func builds() async throws -> Int? {
+                let page = Self.text(try await client.execute(uri: "/admin?from=2000-01-01&to=2100-12-31", method: .get, headers: [.cookie: cookie]))
+                return page.firstMatch(of: /id="bundle-builds">(\d+)</).flatMap { Int($0.1) }
+            }
+            let before = try #require(try await builds())
+            try await kiosk.addIssue(edition: 8, date: "2025-06-15")
+            #expect(try await builds() == before + 1, "a publish builds its bundle")
         }
     }
 

@@ -283,10 +283,10 @@ public struct StoreConformance: Sendable {
         #expect(try await stored() == ["1 2025-05-30 3", "8 2025-05-25 1"])
 
         let stale = TestIssues.bundle(edition: 1, date: day, revision: 2)
-        try await store.setBundle(editionID: 1, date: day, revision: 2, bundle: stale)
+        try await store.setBundle(editionID: 1, date: day, revision: 2, bundle: stale, at: SampleCatalogue.startTime)
         #expect(try await store.issueContents(editionID: 1, date: day)?.bundle == nil, "a bundle of an old revision is ignored")
         let current = TestIssues.bundle(edition: 1, date: day, revision: 3)
-        try await store.setBundle(editionID: 1, date: day, revision: 3, bundle: current)
+        try await store.setBundle(editionID: 1, date: day, revision: 3, bundle: current, at: SampleCatalogue.startTime)
         #expect(try await store.issueContents(editionID: 1, date: day)?.bundle == current)
     }
 
@@ -314,7 +314,8 @@ public struct StoreConformance: Sendable {
         _ = try await store.publishIssue(editionID: 1, date: day, revision: 1,
                                          pages: TestIssues.pages(edition: 1, date: day, revision: 1, count: 2), bundle: nil, at: Self.t0)
         try await changed("publish")
-        try await store.setBundle(editionID: 1, date: day, revision: 1, bundle: TestIssues.bundle(edition: 1, date: day, revision: 1))
+        try await store.setBundle(editionID: 1, date: day, revision: 1, bundle: TestIssues.bundle(edition: 1, date: day, revision: 1),
+                                 at: SampleCatalogue.startTime)
         try await changed("bundle recorded")
         try await store.recordDownload(DownloadRecord(editionID: 1, date: day, appKey: "quiosc", identityKey: "k", userID: 0,
                                                       claimedUserID: "", deviceKey: "d", os: "iOS", time: Self.t0))

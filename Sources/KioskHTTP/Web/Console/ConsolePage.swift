@@ -75,6 +75,7 @@ struct ConsolePage: Sendable {
         let to = request.uri.queryParameters.get("to").flatMap { IssueDate($0) } ?? today
         let from = request.uri.queryParameters.get("from").flatMap { IssueDate($0) } ?? to.adding(days: -29)
         let statistics = try await database.statistics(StatisticsQuery(from: from, to: to, topIssues: 10))
+        let activity = try await database.activity(from: from, through: to)
         var byDay: [IssueDate: Int] = [:]
         for row in statistics.byEditionAndDay { byDay[row.day, default: 0] += row.downloads }
         var devicesByDay: [IssueDate: Int] = [:]
@@ -89,7 +90,9 @@ struct ConsolePage: Sendable {
                       conversion: String(format: "%.1f %%", $0.conversionRate * 100))
             },
             activeDevices: devicesByDay.sorted { $0.key > $1.key }.prefix(7).map { .init(name: $0.key.description, downloads: $0.value) },
-            topIssues: statistics.topIssues.map { .init(name: "\($0.editionName) · \($0.date)", downloads: $0.downloads) })
+            topIssues: statistics.topIssues.map { .init(name: "\($0.editionName) · \($0.date)", downloads: $0.downloads) },
+            signInFailures: activity.signInFailures, bundleBuilds: activity.bundleBuilds,
+            bundleMegabytes: String(format: "%.1f", Double(activity.bundleBytes) / 1_000_000))
         return render("console_dashboard", text["dashboard"] ?? "", view)
     }
 

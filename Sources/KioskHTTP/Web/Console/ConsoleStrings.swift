@@ -31,7 +31,8 @@ package enum ConsoleStrings {
         "when": "Quan", "who": "Qui", "what": "Què", "before": "Abans", "after": "Després", "no_results": "Cap resultat.",
         "not_allowed": "El vostre rol no permet aquesta acció.", "progress": "Progrés de la pujada", "refresh": "Actualitza la llista",
         "phase_rendering": "Renderitzant les pàgines", "phase_checking": "Comprovant", "phase_copying": "Copiant", "phase_bundling": "Fent el paquet",
-        "phase_committing": "Desant", "phase_done": "Fet", "editor": "editor", "operator": "operador",
+        "phase_committing": "Desant", "phase_done": "Fet",
+        "activity": "Activitat", "bundle_builds": "Paquets generats", "sign_in_failures": "Inicis de sessió fallits", "editor": "editor", "operator": "operador",
     ]
 
     package static let english: [String: String] = [
@@ -55,6 +56,7 @@ package enum ConsoleStrings {
         "when": "When", "who": "Who", "what": "What", "before": "Before", "after": "After", "no_results": "No results.",
         "not_allowed": "Your role does not allow this.", "progress": "Upload progress", "refresh": "Refresh the list",
         "phase_rendering": "Rendering the pages", "phase_checking": "Checking", "phase_copying": "Copying", "phase_bundling": "Building the bundle",
-        "phase_committing": "Saving", "phase_done": "Done", "editor": "editor", "operator": "operator",
+        "phase_committing": "Saving", "phase_done": "Done",
+        "activity": "Activity", "bundle_builds": "Bundles built", "sign_in_failures": "Failed sign-ins", "editor": "editor", "operator": "operator",
     ]
 }

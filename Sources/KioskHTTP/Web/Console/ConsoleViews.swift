@@ -9,6 +9,9 @@ struct DashboardView {
     var byApp, byOS: [Row]
     var demos: [Demo]
     var activeDevices, topIssues: [Row]
+    /// The period's failed sign-ins on record, and bundles built with their megabytes.
+    var signInFailures, bundleBuilds: Int
+    var bundleMegabytes: String
 }
 
 struct AppsView {

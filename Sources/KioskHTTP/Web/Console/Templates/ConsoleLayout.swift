@@ -75,6 +75,10 @@ extension WebTemplates {
     <section aria-labelledby="by-os"><h2 id="by-os">{{t.by_os}}</h2><table><tbody>{{#byOS}}<tr><th scope="row">{{name}}</th><td>{{downloads}}</td></tr>{{/byOS}}</tbody></table></section>
     <section aria-labelledby="top"><h2 id="top">{{t.top_issues}}</h2><table><tbody>{{#topIssues}}<tr><th scope="row">{{name}}</th><td>{{downloads}}</td></tr>{{/topIssues}}</tbody></table></section>
     <section aria-labelledby="devices"><h2 id="devices">{{t.active_devices}}</h2><table><tbody>{{#activeDevices}}<tr><th scope="row">{{name}}</th><td>{{downloads}}</td></tr>{{/activeDevices}}</tbody></table></section>
+    <section aria-labelledby="activity"><h2 id="activity">{{t.activity}}</h2><table><tbody>
+    <tr><th scope="row">{{t.bundle_builds}}</th><td id="bundle-builds">{{bundleBuilds}}</td><td>{{bundleMegabytes}} MB</td></tr>
+    <tr><th scope="row">{{t.sign_in_failures}}</th><td id="sign-in-failures">{{signInFailures}}</td><td></td></tr>
+    </tbody></table></section>
     </div>
     <section aria-labelledby="demos"><h2 id="demos">{{t.demos}}</h2>
     <table><thead><tr><th scope="col">{{t.app}}</th><th scope="col">{{t.devices_with_demos}}</th><th scope="col">{{t.demos_used}}</th><th scope="col">{{t.converted}}</th><th scope="col">{{t.conversion}}</th></tr></thead>
