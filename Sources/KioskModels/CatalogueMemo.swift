@@ -11,6 +11,8 @@ import Foundation
 public final class CatalogueMemo: @unchecked Sendable {
     /// 0: nothing is kept.
     public let byteLimit: Int
+    /// Told of every lookup: which read (`getEdicio.offer`, `getEdicio.issue`) and whether it was kept.
+    private let observe: (@Sendable (_ read: String, _ hit: Bool) -> Void)?
     private let lock = NSLock()
     private var version: Int64 = .min
     private var offers: [OfferKey: OfferedEdition?] = [:]
@@ -20,13 +22,19 @@ public final class CatalogueMemo: @unchecked Sendable {
     private struct OfferKey: Hashable { var appKey: String; var editionID: Int }
     private struct IssueKey: Hashable { var editionID: Int; var date: IssueDate }
 
-    public init(byteLimit: Int) { self.byteLimit = byteLimit }
+    public init(byteLimit: Int, observe: (@Sendable (_ read: String, _ hit: Bool) -> Void)? = nil) {
+        self.byteLimit = byteLimit; self.observe = observe
+    }
 
     /// `read()`'s answer for the app's offer of `editionID` under `version`, kept for the next caller.
     public func offeredEdition(appKey: String, editionID: Int, version: Int64,
                                read: () async throws -> OfferedEdition?) async throws -> OfferedEdition? {
         let key = OfferKey(appKey: appKey, editionID: editionID)
-        if let kept = lock.withLock({ self.version == version ? offers[key] : nil }) { return kept }
+        if let kept = lock.withLock({ self.version == version ? offers[key] : nil }) {
+            observe?("getEdicio.offer", true)
+            return kept
+        }
+        if byteLimit > 0 { observe?("getEdicio.offer", false) }
         let offer = try await read()
         keep(version: version, size: 256 + appKey.utf8.count) { $0.offers[key] = .some(offer) }
         return offer
@@ -36,7 +44,11 @@ public final class CatalogueMemo: @unchecked Sendable {
     public func issueContents(editionID: Int, date: IssueDate, version: Int64,
                               read: () async throws -> IssueContents?) async throws -> IssueContents? {
         let key = IssueKey(editionID: editionID, date: date)
-        if let kept = lock.withLock({ self.version == version ? contents[key] : nil }) { return kept }
+        if let kept = lock.withLock({ self.version == version ? contents[key] : nil }) {
+            observe?("getEdicio.issue", true)
+            return kept
+        }
+        if byteLimit > 0 { observe?("getEdicio.issue", false) }
         let issue = try await read()
         keep(version: version, size: Self.estimatedBytes(issue)) { $0.contents[key] = .some(issue) }
         return issue

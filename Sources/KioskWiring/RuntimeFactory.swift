@@ -21,11 +21,14 @@ struct RuntimeFactory: Sendable {
 
     func makeRuntime(_ configuration: KioskConfiguration) throws -> KioskRuntime {
         let instrumented: any KioskStore = metrics.map { InstrumentedKioskStore(store, metrics: $0) as any KioskStore } ?? store
+        let observeMemo: (@Sendable (String, Bool) -> Void)? = metrics.map { metrics in
+            { @Sendable read, hit in metrics.answerCache(method: read, hit: hit) }
+        }
         let service = KioskService(
             store: instrumented, identityKeys: IdentityKeyIssuer(secret: secrets.identityKey), passwords: PasswordHashing(),
             signInPolicy: SignInPolicy(maxFailures: configuration.signIn.maxFailures,
                                        windowSeconds: configuration.signIn.windowSeconds),
-            clock: clock, catalogueMemo: CatalogueMemo(byteLimit: configuration.limits.answerCacheBytes / 4))
+            clock: clock, catalogueMemo: CatalogueMemo(byteLimit: configuration.limits.answerCacheBytes / 4, observe: observeMemo))
         let links = editions.links(configuration, secrets: secrets)
         var delivery = FileDelivery(directory: editions.directory, links: links)
         delivery.clock = clock

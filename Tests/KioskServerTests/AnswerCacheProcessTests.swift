@@ -44,6 +44,8 @@ import Testing
             metrics = urllib.request.urlopen("http://127.0.0.1:\(server.port)/metrics").read().decode()
             out["hits"] = sum(float(l.split()[-1]) for l in metrics.splitlines()
                               if l.startswith("kiosk_answer_cache_total") and 'result="hit"' in l)
+            out["issue hits"] = sum(float(l.split()[-1]) for l in metrics.splitlines()
+                                    if l.startswith("kiosk_answer_cache_total") and 'method="getEdicio.issue"' in l and 'result="hit"' in l)
             print(json.dumps(out))
             """
         let output = try await runClient("python3", ["-c", script])
@@ -62,6 +64,7 @@ import Testing
         #expect(republished.map { $0.first as? Int } == [3, 3], "and after a republish, the new revision's")
         #expect(republished.first?.last as? String != published.first?.last as? String, "the new revision's bundle")
         #expect(report["issue after withdraw"] as? Int == missing[0], "and after a withdraw, the refusal")
+        #expect((report["issue hits"] as? Double ?? 0) >= 3, "getEdicio's second calls read the issue from memory: \(report)")
         #expect((report["hits"] as? Double ?? 0) >= 4, "answers were kept between calls: \(report["hits"] ?? "none")")
         server.signal(SIGTERM)
         #expect(try await server.waitForExit() == 0)

@@ -98,10 +98,11 @@ package final class KioskMetrics: Sendable {
 
         answerCache = Family(registry, .counter(name(
             "answer_cache", "total",
-            "Catalogue answers found kept (hit) or made (miss), by method (getEdicio.pagines: the signed page list).")))
+            "Catalogue answers found kept (hit) or made (miss), by method (getEdicio.pagines: the signed page list; "
+                + "getEdicio.offer and getEdicio.issue: the catalogue reads of getEdicio).")))
 
         for reason in ["wrong_credentials", "locked_out"] { _ = signInFailures.counter(["reason": reason]) }
-        for method in ["getEdicions", "getDarrersEdicio", "getEdicio.pagines"] {
+        for method in ["getEdicions", "getDarrersEdicio", "getEdicio.pagines", "getEdicio.offer", "getEdicio.issue"] {
             for result in ["hit", "miss"] { _ = answerCache.counter(["method": method, "result": result]) }
         }
         for kind in FileKind.allCases {
