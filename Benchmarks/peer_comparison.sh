@@ -28,3 +28,24 @@ python3 "$BENCH/load.py" --data "$DATA" --port "${PORT:-8765}" --duration "${DUR
     --json "$ROOT/Benchmarks/results/peer-$stamp.json" --logdir "$ROOT/Benchmarks/results/logs-$stamp" \
     --server "peer_1cpu=taskset -c 0 {python} {bench}/peer_server.py --data {data} --port {port}" \
     --server "kiosk=$BIN --data {data} --port {port} --log-level warning"
+
+# Kiosk's own floor in the same run: GET /healthz with the same wrk settings, and the server's CPU.
+PORT_HZ="${PORT:-8765}"
+"$BIN" --data "$DATA" --port "$PORT_HZ" --log-level warning >"$ROOT/Benchmarks/results/logs-$stamp/healthz-server.log" 2>&1 &
+server=$!
+trap 'kill "$server" 2>/dev/null || true' EXIT
+for _ in $(seq 300); do curl -fs -o /dev/null "http://127.0.0.1:$PORT_HZ/healthz" && break; sleep 0.1; done
+wrk -t2 -c"${CONNECTIONS:-32}" -d2s "http://127.0.0.1:$PORT_HZ/healthz" >/dev/null
+ticks() { awk '{print $14 + $15}' "/proc/$server/stat"; }
+before=$(ticks)
+result=$(wrk -t2 -c"${CONNECTIONS:-32}" -d"${DURATION:-10}s" --latency "http://127.0.0.1:$PORT_HZ/healthz")
+after=$(ticks)
+rps=$(echo "$result" | awk '/Requests\/sec/ {print $2}')
+p99=$(echo "$result" | awk '$1 == "99%" {print $2}')
+cpu=$(python3 -c "print(($after - $before) / $(getconf CLK_TCK))")
+python3 - "$rps" "$cpu" "${DURATION:-10}" "$p99" <<'PY'
+import sys
+rps, cpu, duration, p99 = float(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3]), sys.argv[4]
+print(f"kiosk GET /healthz: {rps:,.0f} req/s, p99 {p99}, server CPU {cpu:.2f} s, {rps * duration / cpu:,.0f} req per server CPU-second")
+PY
+kill "$server"; wait "$server" 2>/dev/null || true
