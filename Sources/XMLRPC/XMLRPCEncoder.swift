@@ -169,8 +169,10 @@ struct XMLWriter: ~Copyable {
         if count + extra > capacity { grow(extra) }
     }
 
+    /// Doubles, or makes room for half as much again as needed when one piece (a kept, already encoded
+    /// answer) is larger than that, so the small pieces after it do not grow the buffer again.
     private mutating func grow(_ extra: Int) {
-        let newCapacity = max(capacity * 2, count + extra)
+        let newCapacity = max(capacity * 2, (count + extra) * 3 / 2)
         let newBase = UnsafeMutablePointer<UInt8>.allocate(capacity: newCapacity)
         newBase.initialize(from: base, count: count)
         base.deallocate()
