@@ -63,8 +63,11 @@ package struct PublishEndpoint: Sendable {
         guard request.headers[.accept]?.contains(Self.progressType) == true else {
             return try JSONResponse.response(.created, try await work(nil))
         }
-        return Response(status: .ok, headers: [.contentType: Self.progressType, .cacheControl: "no-store", Self.noProxyBuffering: "no"],
-                        body: ResponseBody { writer in
+        // The answer begins before the body is read, so a refusal part-way may leave some of it unread:
+        // the connection closes after the answer.
+        let headers: HTTPFields = [.contentType: Self.progressType, .cacheControl: "no-store", Self.noProxyBuffering: "no",
+                                   .connection: "close"]
+        return Response(status: .ok, headers: headers, body: ResponseBody { writer in
             let (steps, continuation) = AsyncStream<PublishProgress>.makeStream(bufferingPolicy: .bufferingNewest(16))
             async let outcome: OutcomeLine = {
                 defer { continuation.finish() }
