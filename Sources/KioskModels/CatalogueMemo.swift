@@ -29,29 +29,28 @@ public final class CatalogueMemo: @unchecked Sendable {
     /// `read()`'s answer for the app's offer of `editionID` under `version`, kept for the next caller.
     public func offeredEdition(appKey: String, editionID: Int, version: Int64,
                                read: () async throws -> OfferedEdition?) async throws -> OfferedEdition? {
-        let key = OfferKey(appKey: appKey, editionID: editionID)
-        if let kept = lock.withLock({ self.version == version ? offers[key] : nil }) {
-            observe?("getEdicio.offer", true)
-            return kept
-        }
-        if byteLimit > 0 { observe?("getEdicio.offer", false) }
-        let offer = try await read()
-        keep(version: version, size: 256 + appKey.utf8.count) { $0.offers[key] = .some(offer) }
-        return offer
+        try await lookup("getEdicio.offer", \.offers, OfferKey(appKey: appKey, editionID: editionID), version: version,
+                         size: { _ in 256 + appKey.utf8.count }, read: read)
     }
 
     /// `read()`'s contents of the issue under `version`, kept for the next caller.
     public func issueContents(editionID: Int, date: IssueDate, version: Int64,
                               read: () async throws -> IssueContents?) async throws -> IssueContents? {
-        let key = IssueKey(editionID: editionID, date: date)
-        if let kept = lock.withLock({ self.version == version ? contents[key] : nil }) {
-            observe?("getEdicio.issue", true)
+        try await lookup("getEdicio.issue", \.contents, IssueKey(editionID: editionID, date: date), version: version,
+                         size: Self.estimatedBytes, read: read)
+    }
+
+    private func lookup<Key: Hashable, Value>(_ name: String, _ table: ReferenceWritableKeyPath<CatalogueMemo, [Key: Value?]>,
+                                              _ key: Key, version: Int64, size: (Value?) -> Int,
+                                              read: () async throws -> Value?) async throws -> Value? {
+        if let kept = lock.withLock({ self.version == version ? self[keyPath: table][key] : nil }) {
+            observe?(name, true)
             return kept
         }
-        if byteLimit > 0 { observe?("getEdicio.issue", false) }
-        let issue = try await read()
-        keep(version: version, size: Self.estimatedBytes(issue)) { $0.contents[key] = .some(issue) }
-        return issue
+        if byteLimit > 0 { observe?(name, false) }
+        let value = try await read()
+        keep(version: version, size: size(value)) { $0[keyPath: table][key] = .some(value) }
+        return value
     }
 
     /// Entries and estimated bytes held now.
