@@ -14,6 +14,7 @@ public final class SQLiteKioskStore: KioskDatabase {
     /// Identity keys seen per app and day: written once per key and day, in the background.
     private let activity: ActivityLog
     private let versionReader: CatalogueVersionReader
+    private let pointReaders: PointReaders
 
     /// Opens (creating if needed) and migrates the database at `path`.
     /// `busyTimeout` bounds how long a request waits for a lock before failing.
@@ -26,7 +27,7 @@ public final class SQLiteKioskStore: KioskDatabase {
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
         }
         self.path = path
-        let pool = try DatabasePool(path: path, configuration: configuration)
+        let pool = try Self.retryingWhileLocked(for: busyTimeout) { try DatabasePool(path: path, configuration: configuration) }
         do {
             try KioskSchema.migrator.migrate(pool)
         } catch {
@@ -36,6 +37,7 @@ public final class SQLiteKioskStore: KioskDatabase {
         }
         self.pool = pool
         self.versionReader = try CatalogueVersionReader(path: path, busyTimeout: busyTimeout)
+        self.pointReaders = try PointReaders(path: path, count: 2, busyTimeout: busyTimeout)
         self.downloads = GroupCommit { downloads in
             try await pool.write { db in
                 for download in downloads { try DownloadLogRecord(download).insertCached(db) }
@@ -48,9 +50,29 @@ public final class SQLiteKioskStore: KioskDatabase {
         }
     }
 
-    /// Reads on the calling task's thread. A read of hot pages takes microseconds and never waits for
-    /// the writer (WAL), which is less than the thread hops of GRDB's async `read`; writes stay async.
+    /// Opening a new file turns on WAL, which needs the file to itself for a moment; instances starting
+    /// together on it (and their readers) can make that fail at once with "database is locked" rather
+    /// than wait, so the opening is tried again until `seconds` have passed.
+    private static func retryingWhileLocked<T>(for seconds: Double, _ open: () throws -> T) throws -> T {
+        let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+        while true {
+            do {
+                return try open()
+            } catch let error as DatabaseError where [.SQLITE_BUSY, .SQLITE_LOCKED].contains(error.resultCode) && ContinuousClock.now < deadline {
+                Thread.sleep(forTimeInterval: 0.02)
+            }
+        }
+    }
+
+    /// A read of one statement, on the calling task's thread, on a point reader: a statement is its own
+    /// snapshot (WAL), takes microseconds and never waits for the writer, which is less than the thread
+    /// hops of GRDB's async `read` and the transaction of a pool read. Writes stay async.
     func read<T>(_ block: (Database) throws -> T) throws -> T {
+        try pointReaders.read(block)
+    }
+
+    /// A read of several statements that must see one snapshot: a pool read, in a transaction.
+    func snapshotRead<T>(_ block: (Database) throws -> T) throws -> T {
         try pool.read(block)
     }
 
@@ -129,7 +151,7 @@ public final class SQLiteKioskStore: KioskDatabase {
         """
 
     public func issueContents(editionID: Int, date: IssueDate) async throws -> IssueContents? {
-        try read { db in
+        try snapshotRead { db in
             guard let issue = try IssueRecord.fetchOne(db.cachedStatement(sql: Self.visibleIssueSQL),
                                                        arguments: [editionID, date.description])
             else { return nil }
