@@ -216,8 +216,8 @@ enum PostgresSchema {
             "ALTER TABLE page_texts ALTER COLUMN search SET STATISTICS 10000",
             "ANALYZE page_texts",
         ]),
-        // As in SQLite (`Schema.swift`, v9).
-        Migration(version: 8, name: "bundle builds", statements: [
+        // As in SQLite (`Schema.swift`, v10).
+        Migration(version: 9, name: "bundle builds", statements: [
             """
             CREATE TABLE bundle_builds (
                 id bigserial PRIMARY KEY, time bigint NOT NULL, edition_id integer NOT NULL, date text NOT NULL,

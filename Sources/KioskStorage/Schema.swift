@@ -245,7 +245,7 @@ public enum KioskSchema {
             }
         }
         // Every bundle built, at publish or on first demand, for the console's figures of a period.
-        migrator.registerMigration("v9: bundle builds") { db in
+        migrator.registerMigration("v10: bundle builds") { db in
             try db.create(table: "bundle_builds") { t in
                 t.primaryKey("id", .integer)
                 t.column("time", .integer).notNull()
