@@ -1,8 +1,11 @@
 /// What the operator console needs from storage beyond the wire methods: the catalogue as stored,
-/// finding and looking after readers.
+/// the accounts, finding and looking after readers.
 public protocol ConsoleStore: Sendable {
-    /// The catalogue the database holds (what the wire methods answer from), in id and key order.
+    /// The catalogue the database holds (what the wire methods answer from), in id and key order; its
+    /// accounts by kind and username.
     func catalogue() async throws -> Catalogue
+    /// The stored API clients, publishers and operators, by kind and username: what authentication reads.
+    func accounts() async throws -> [Account]
     /// Users whose username, name or e-mail contains `text` (any case), by username; at most `limit`.
     func findUsers(matching text: String, limit: Int) async throws -> [User]
     /// Sets a user's password hash; false when there is no such user.

@@ -6,7 +6,7 @@ extension PostgresKioskStore {
     static let copiedTables = [
         "publications", "editions", "sections", "apps", "tariff_lines", "issues", "pages", "page_texts", "users", "subscriptions",
         "identities", "demo_counters", "demo_grants", "downloads", "download_counts", "sign_in_failures", "active_identities",
-        "audit_log",
+        "audit_log", "accounts",
     ]
 
     /// Stands for NULL in the text arrays of a copy (postgres-nio's arrays have no NULL elements).

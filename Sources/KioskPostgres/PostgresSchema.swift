@@ -216,6 +216,22 @@ enum PostgresSchema {
             "ALTER TABLE page_texts ALTER COLUMN search SET STATISTICS 10000",
             "ANALYZE page_texts",
         ]),
+        // As in SQLite (`Schema.swift`, v8): API clients, publishers and operators, owned like the
+        // catalogue; a change bumps the catalogue version, so every instance rereads them at once.
+        Migration(version: 7, name: "accounts", statements: [
+            """
+            CREATE TABLE accounts (
+                kind text NOT NULL CHECK (kind IN ('api_client', 'publisher', 'operator')),
+                username text NOT NULL,
+                password_hash text NOT NULL,
+                role text CHECK (role IN ('operator', 'editor') AND kind = 'operator' OR role IS NULL AND kind <> 'operator'),
+                PRIMARY KEY (kind, username))
+            """,
+            """
+            CREATE TRIGGER accounts_changes_catalogue AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON accounts
+            FOR EACH STATEMENT EXECUTE FUNCTION kiosk_catalogue_changed()
+            """,
+        ]),
     ]
 
     /// Applies the migrations this database lacks; returns their versions.

@@ -192,14 +192,7 @@ public enum KioskSchema {
                 CREATE TABLE catalogue_version (id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL);
                 INSERT INTO catalogue_version (id, version) VALUES (1, 1);
                 """)
-            for table in Self.catalogueTables {
-                for event in ["INSERT", "UPDATE", "DELETE"] {
-                    try db.execute(sql: """
-                        CREATE TRIGGER \(table)_\(event.lowercased())_changes_catalogue AFTER \(event) ON \(table)
-                        BEGIN UPDATE catalogue_version SET version = version + 1 WHERE id = 1; END
-                        """)
-                }
-            }
+            for table in Self.catalogueTables { try Self.createCatalogueTriggers(on: table, db) }
         }
         // The text of published pages, for `cercar`. `key` is the page's place in search order
         // (`PageSearchKey`: newest day first, then edition id, then page number, as descending keys), so the
@@ -244,7 +237,31 @@ public enum KioskSchema {
                 t.column("after", .text).notNull()
             }
         }
+        // API clients, publishers and operators, owned like the catalogue (`catalogue_source`). A change
+        // bumps the catalogue version, so every instance's authentication rereads them at its next request.
+        migrator.registerMigration("v8: accounts") { db in
+            try db.execute(sql: """
+                CREATE TABLE accounts (
+                    kind TEXT NOT NULL CHECK (kind IN ('api_client', 'publisher', 'operator')),
+                    username TEXT NOT NULL,
+                    password_hash TEXT NOT NULL,
+                    role TEXT CHECK (role IN ('operator', 'editor') AND kind = 'operator' OR role IS NULL AND kind != 'operator'),
+                    PRIMARY KEY (kind, username)
+                ) WITHOUT ROWID
+                """)
+            try Self.createCatalogueTriggers(on: "accounts", db)
+        }
         return migrator
+    }
+
+    /// The triggers that bump `catalogue_version` on any change to `table`.
+    static func createCatalogueTriggers(on table: String, _ db: Database) throws {
+        for event in ["INSERT", "UPDATE", "DELETE"] {
+            try db.execute(sql: """
+                CREATE TRIGGER \(table)_\(event.lowercased())_changes_catalogue AFTER \(event) ON \(table)
+                BEGIN UPDATE catalogue_version SET version = version + 1 WHERE id = 1; END
+                """)
+        }
     }
 
     /// The tables catalogue answers (`getEdicions`, `getDarrersEdicio`, `getEdicio`'s contents) are read from.

@@ -50,3 +50,47 @@ extension StoreConformance {
         #expect(try await store.auditEntries(limit: 1).count == 1)
     }
 }
+
+extension StoreConformance {
+    /// Accounts are kept like the catalogue: a sync makes them exactly the catalogue's (added, password
+    /// and role changed, removed), reported without a hash, read back by kind and username, and every
+    /// change bumps the catalogue version (what makes each instance's authentication reread them).
+    func accounts() async throws {
+        let store = try await store()
+        #expect(try await store.accounts().isEmpty)
+        var catalogue = try await store.catalogue()
+        catalogue.accounts = [
+            Account(kind: .publisher, username: "premsa", passwordHash: "$2b$04$publisher"),
+            Account(kind: .operator, username: "marta", passwordHash: "$2b$04$marta", role: .operator),
+            Account(kind: .apiClient, username: "kiosk", passwordHash: "$2b$04$kiosk"),
+            Account(kind: .operator, username: "edi", passwordHash: "$2b$04$edi", role: .editor),
+        ]
+        let version = try await store.catalogueVersion()
+        #expect(try await store.syncCatalogue(catalogue, dryRun: true).count == 4)
+        #expect(try await store.accounts().isEmpty, "a dry run changes nothing")
+        #expect(try await store.syncCatalogue(catalogue, dryRun: false)
+                == ["add account api_client:kiosk", "add account operator:edi (editor)", "add account operator:marta (operator)",
+                    "add account publisher:premsa"], "by kind and username")
+        #expect(try await store.catalogueVersion() > version)
+        let stored = try await store.accounts()
+        #expect(stored.map(\.label) == ["api_client:kiosk", "operator:edi", "operator:marta", "publisher:premsa"])
+        #expect(stored.map(\.role) == [nil, .editor, .operator, nil])
+        #expect(try await store.catalogue().accounts == stored)
+        #expect(try await store.syncCatalogue(catalogue, dryRun: false).isEmpty, "idempotent")
+
+        let unchanged = try await store.catalogueVersion()
+        catalogue.accounts = [
+            Account(kind: .apiClient, username: "kiosk", passwordHash: "$2b$04$new-kiosk"),
+            Account(kind: .operator, username: "edi", passwordHash: "$2b$04$edi", role: .operator),
+            Account(kind: .operator, username: "marta", passwordHash: "$2b$04$marta", role: .operator),
+        ]
+        let changes = try await store.syncCatalogue(catalogue, dryRun: false)
+        #expect(changes == ["remove account publisher:premsa", "set password of account api_client:kiosk",
+                            "set role of account operator:edi to operator"])
+        #expect(!changes.joined().contains("$2b$"), "no hash in the report")
+        #expect(try await store.catalogueVersion() > unchanged)
+        #expect(try await store.accounts().map(\.passwordHash) == ["$2b$04$new-kiosk", "$2b$04$edi", "$2b$04$marta"])
+        #expect(try await store.accounts().map(\.role) == [nil, .operator, .operator])
+    }
+}
+

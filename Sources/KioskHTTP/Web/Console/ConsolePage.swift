@@ -6,7 +6,8 @@ import KioskModels
 
 /// One request of a signed-in operator: who, in what language, with what store; and the console's pages.
 struct ConsolePage: Sendable {
-    let operatorEntry: KioskConfiguration.OperatorEntry
+    /// The signed-in operator, as stored.
+    let operatorAccount: Account
     let session: WebSessions.Session
     let sessions: WebSessions
     let runtime: KioskRuntime
@@ -17,15 +18,15 @@ struct ConsolePage: Sendable {
     let now: Int64
     var form: WebForm?
 
-    /// Nil when the request has no valid session of a configured operator.
+    /// Nil when the request has no valid session of a stored operator (one removed since is signed out).
     init?(request: Request, context: KioskRequestContext) async throws {
         runtime = context.runtime
         sessions = runtime.console.sessions
         now = runtime.environment.service.clock.now
         guard let session = sessions.session(of: request, now: now),
-              let entry = runtime.configuration.operators.first(where: { $0.username == session.payload }) else { return nil }
+              let account = try await runtime.accounts.current().operators[session.payload] else { return nil }
         self.session = session
-        operatorEntry = entry
+        operatorAccount = account
         database = runtime.console.database
         language = WebLanguage(acceptLanguage: request.headers[.acceptLanguage])
         parameters = context.parameters
@@ -35,30 +36,33 @@ struct ConsolePage: Sendable {
     var text: [String: String] { language.consoleStrings }
     func acceptsCSRF(_ token: String) -> Bool { sessions.acceptsCSRF(token, binding: session.cookie) }
 
-    private func requireConfiguring() throws {
-        guard operatorEntry.role.mayConfigure else { throw KioskHTTPError.forbidden(text["not_allowed"] ?? "") }
+    var role: OperatorRole { operatorAccount.role ?? .editor }
+
+    func requireConfiguring() throws {
+        guard role.mayConfigure else { throw KioskHTTPError.forbidden(text["not_allowed"] ?? "") }
     }
 
-    private func render(_ template: String, _ title: String, _ content: Any, notice: String? = nil,
+    func render(_ template: String, _ title: String, _ content: Any, notice: String? = nil,
                         status: HTTPResponse.Status = .ok) -> Response {
         var links = [("/admin", text["dashboard"] ?? ""), ("/admin/issues", text["issues"] ?? "")]
-        if operatorEntry.role.mayConfigure {
-            links += [("/admin/apps", text["apps"] ?? ""), ("/admin/readers", text["readers"] ?? ""), ("/admin/audit", text["audit"] ?? "")]
+        if role.mayConfigure {
+            links += [("/admin/apps", text["apps"] ?? ""), ("/admin/readers", text["readers"] ?? ""),
+                      ("/admin/accounts", text["accounts"] ?? ""), ("/admin/audit", text["audit"] ?? "")]
         }
         let frame = ConsoleRendering.Frame(
-            operatorName: operatorEntry.username, role: text[operatorEntry.role.rawValue] ?? operatorEntry.role.rawValue,
+            operatorName: operatorAccount.username, role: text[role.rawValue] ?? role.rawValue,
             csrf: sessions.csrfToken(session),
             links: links.map { .init(href: $0.0, label: $0.1, current: $0.0 == path) }, notice: notice)
         return ConsoleRendering.page(status, template: template, title: title, language: language, frame: frame,
                                      content: content)
     }
 
-    private func redirect(_ location: String) -> Response {
+    func redirect(_ location: String) -> Response {
         Response(status: .seeOther, headers: [.location: location, .cacheControl: "no-store"])
     }
 
-    private func audit(_ action: String, _ subject: String, before: String = "", after: String = "") async throws {
-        try await database.recordAudit(AuditEntry(time: now, actor: operatorEntry.username, action: action, subject: subject,
+    func audit(_ action: String, _ subject: String, before: String = "", after: String = "") async throws {
+        try await database.recordAudit(AuditEntry(time: now, actor: operatorAccount.username, action: action, subject: subject,
                                                   before: before, after: after))
     }
 
@@ -196,7 +200,7 @@ struct ConsolePage: Sendable {
 
     /// The upload form's `PUT`: the same archive and answers as `PUT /publish`.
     func upload(_ request: Request) async throws -> Response {
-        let response = try await runtime.publishing.publish(request, publisherName: "console:" + operatorEntry.username,
+        let response = try await runtime.publishing.publish(request, publisherName: "console:" + operatorAccount.username,
                                                             editionText: parameters.get("edition"), dateText: parameters.get("date"))
         try await audit("issue.publish", "\(parameters.get("edition") ?? "")/\(parameters.get("date") ?? "")")
         return response

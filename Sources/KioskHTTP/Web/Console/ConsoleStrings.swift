@@ -30,6 +30,12 @@ package enum ConsoleStrings {
         "clear_lockout": "Desbloqueja", "device_demos": "Demos d'un dispositiu", "device": "Dispositiu", "demos_consumed": "Demos consumides",
         "when": "Quan", "who": "Qui", "what": "Què", "before": "Abans", "after": "Després", "no_results": "Cap resultat.",
         "not_allowed": "El vostre rol no permet aquesta acció.", "progress": "Progrés de la pujada", "refresh": "Actualitza la llista", "editor": "editor", "operator": "operador",
+        "accounts": "Comptes", "kind_api_client": "Clients de l'API (aplicacions)", "kind_publisher": "Editors que publiquen (HTTP)",
+        "kind_operator": "Operadors de la consola", "role": "Rol", "add_account": "Afegeix un compte", "password_again": "Repetiu la contrasenya",
+        "password_hint": "Deixeu les dues contrasenyes en blanc per generar-ne una, que es mostrarà només un cop.",
+        "generated_password": "Contrasenya generada (apunteu-la: no es tornarà a mostrar) per a", "make_operator": "Fes-lo operador",
+        "make_editor": "Fes-lo editor", "not_yourself": "No podeu treure ni canviar el rol del vostre propi compte.",
+        "accounts_from_file": "Els comptes vénen del fitxer de configuració (catalogue_source: file): aquí només es mostren.",
     ]
 
     package static let english: [String: String] = [
@@ -52,5 +58,11 @@ package enum ConsoleStrings {
         "clear_lockout": "Clear lock-out", "device_demos": "A device's demos", "device": "Device", "demos_consumed": "Demos consumed",
         "when": "When", "who": "Who", "what": "What", "before": "Before", "after": "After", "no_results": "No results.",
         "not_allowed": "Your role does not allow this.", "progress": "Upload progress", "refresh": "Refresh the list", "editor": "editor", "operator": "operator",
+        "accounts": "Accounts", "kind_api_client": "API clients (apps)", "kind_publisher": "Publishers (HTTP)",
+        "kind_operator": "Console operators", "role": "Role", "add_account": "Add an account", "password_again": "Password again",
+        "password_hint": "Leave both passwords empty to have one generated; it is shown only once.",
+        "generated_password": "Generated password (write it down: it is not shown again) for", "make_operator": "Make operator",
+        "make_editor": "Make editor", "not_yourself": "You cannot remove your own account or change its role.",
+        "accounts_from_file": "The accounts come from the configuration file (catalogue_source: file): shown here only.",
     ]
 }
