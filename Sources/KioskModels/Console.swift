@@ -6,6 +6,9 @@ public protocol ConsoleStore: Sendable {
     func catalogue() async throws -> Catalogue
     /// The stored API clients, publishers and operators, by kind and username: what authentication reads.
     func accounts() async throws -> [Account]
+    /// The edition's issues, visible and withdrawn, newest first, at most `limit`: one read for the
+    /// console's issues page.
+    func editionIssues(editionID: Int, limit: Int) async throws -> [StoredIssue]
     /// Users whose username, name or e-mail contains `text` (any case), by username; at most `limit`.
     func findUsers(matching text: String, limit: Int) async throws -> [User]
     /// Sets a user's password hash; false when there is no such user.
@@ -16,6 +19,19 @@ public protocol ConsoleStore: Sendable {
     func recordAudit(_ entry: AuditEntry) async throws
     /// The newest audit log entries first; at most `limit`.
     func auditEntries(limit: Int) async throws -> [AuditEntry]
+}
+
+/// An issue as the console lists it: its revision, page count and bundle, and whether it is withdrawn.
+public struct StoredIssue: Sendable, Hashable {
+    public var date: IssueDate
+    public var revision: Int
+    public var pageCount: Int
+    public var bundle: BundleInfo?
+    /// When it was withdrawn (Unix seconds); nil while readers see it.
+    public var withdrawnAt: Int64?
+    public init(date: IssueDate, revision: Int, pageCount: Int, bundle: BundleInfo?, withdrawnAt: Int64?) {
+        self.date = date; self.revision = revision; self.pageCount = pageCount; self.bundle = bundle; self.withdrawnAt = withdrawnAt
+    }
 }
 
 /// One change made in the console: who, what, to what, before and after, when.

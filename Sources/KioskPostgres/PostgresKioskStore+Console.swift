@@ -33,6 +33,20 @@ extension PostgresKioskStore {
         }
     }
 
+    public func editionIssues(editionID: Int, limit: Int) async throws -> [StoredIssue] {
+        try await read { [self] c in
+            try await c.rows("""
+                SELECT date, revision, page_count, bundle_path, bundle_size, bundle_sha256, withdrawn_at FROM issues
+                WHERE edition_id = \(editionID) ORDER BY date DESC LIMIT \(limit)
+                """, (String, Int, Int, String?, Int64?, String?, Int64?).self, logger: logger).compactMap { row in
+                guard let date = IssueDate(row.0) else { return nil }
+                var bundle: BundleInfo?
+                if let path = row.3, let size = row.4, let sha256 = row.5 { bundle = BundleInfo(path: path, size: size, sha256: sha256) }
+                return StoredIssue(date: date, revision: row.1, pageCount: row.2, bundle: bundle, withdrawnAt: row.6)
+            }
+        }
+    }
+
     public func findUsers(matching text: String, limit: Int) async throws -> [User] {
         let pattern = "%" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%")
             .replacingOccurrences(of: "_", with: "\\_") + "%"

@@ -26,6 +26,19 @@ extension SQLiteKioskStore {
         }
     }
 
+    public func editionIssues(editionID: Int, limit: Int) async throws -> [StoredIssue] {
+        try await pool.read { db in
+            try IssueRecord.fetchAll(db.cachedStatement(sql: """
+                SELECT \(IssueRecord.columnList(as: "i")) FROM issues i WHERE i.edition_id = ? ORDER BY i.date DESC LIMIT ?
+                """), arguments: [editionID, limit]).compactMap { issue in
+                IssueDate(issue.date).map {
+                    StoredIssue(date: $0, revision: issue.revision, pageCount: issue.pageCount, bundle: issue.bundle,
+                                withdrawnAt: issue.withdrawnAt)
+                }
+            }
+        }
+    }
+
     public func findUsers(matching text: String, limit: Int) async throws -> [User] {
         let pattern = "%" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%")
             .replacingOccurrences(of: "_", with: "\\_") + "%"

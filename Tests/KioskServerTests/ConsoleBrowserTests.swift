@@ -50,7 +50,7 @@ import Testing
         #expect(report["upload_status"] as? String == "201")
         #expect(report["progress"] as? String == "100")
         #expect(report["newest_after_upload"] as? String == "2025-07-01")
-        #expect(report["listed_after_withdraw"] as? Int == 0)
+        #expect(report["listed_after_withdraw"] as? String == "withdrawn", "still listed, as withdrawn")
         #expect(report["newest_after_withdraw"] as? String == "2025-05-31")
         #expect(report["reader_row"] as? String == "1 → 2030-12-31")
         #expect(report["registrar"] as? [String] == ["Núria Pons", "2030-12-31"])

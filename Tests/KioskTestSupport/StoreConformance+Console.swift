@@ -94,3 +94,22 @@ extension StoreConformance {
     }
 }
 
+extension StoreConformance {
+    /// The console's issues page in one read: an edition's issues newest first, withdrawn ones included
+    /// and marked, each with its revision, page count and bundle.
+    func editionIssues() async throws {
+        let store = try await store()
+        for day in 27...30 { try await store.publishTestIssue(edition: 1, date: "2025-05-\(day)", pages: day - 25, bundle: day != 28) }
+        try await store.publishTestIssue(edition: 2, date: "2025-05-31")
+        try await store.publishTestIssue(edition: 1, date: "2025-05-30", pages: 2)
+        #expect(try await store.withdrawIssue(editionID: 1, date: Self.date("2025-05-29"), at: Self.t0 + 7))
+        let issues = try await store.editionIssues(editionID: 1, limit: 3)
+        #expect(issues.map(\.date.description) == ["2025-05-30", "2025-05-29", "2025-05-28"], "newest first, withdrawn included")
+        #expect(issues.map(\.revision) == [2, 1, 1] && issues.map(\.pageCount) == [2, 4, 3])
+        #expect(issues.map(\.withdrawnAt) == [nil, Self.t0 + 7, nil])
+        #expect(issues[0].bundle == TestIssues.bundle(edition: 1, date: Self.date("2025-05-30"), revision: 2))
+        #expect(issues[2].bundle == nil)
+        #expect(try await store.editionIssues(editionID: 1, limit: 10).count == 4)
+        #expect(try await store.editionIssues(editionID: 8, limit: 10).isEmpty)
+    }
+}

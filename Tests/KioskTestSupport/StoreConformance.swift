@@ -13,7 +13,7 @@ public struct StoreConformance: Sendable {
         case catalogueSync, catalogueLookups, editionListings, issueListings, issueContents, publishing
         case users, subscriptions, identities, importedIdentities, activity, downloads
         case demoQuota, demoGrants, signInFailures, statistics, catalogueVersion, search
-        case console, accounts
+        case console, accounts, editionIssues
     }
 
     let makeStore: StoreFactory
@@ -42,6 +42,7 @@ public struct StoreConformance: Sendable {
         case .catalogueVersion: try await catalogueVersion()
         case .console: try await console()
         case .accounts: try await accounts()
+        case .editionIssues: try await editionIssues()
         case .search: try await search()
         }
     }

@@ -182,11 +182,10 @@ struct ConsolePage: Sendable {
         let chosen = request.uri.queryParameters.get("edition").flatMap { Int($0) } ?? catalogue.editions.first?.id
         var issues: [IssuesView.Issue] = []
         if let chosen {
-            for summary in try await database.issues(editionID: chosen, from: nil, direction: .descending, limit: 60) {
-                guard let contents = try await database.issueContents(editionID: chosen, date: summary.date) else { continue }
-                issues.append(.init(date: summary.date.description, pages: contents.pages.count, revision: contents.revision,
-                                    bundleSize: contents.bundle.map { String($0.size) } ?? "—",
-                                    sha256: contents.bundle?.sha256 ?? "—"))
+            issues = try await database.editionIssues(editionID: chosen, limit: 60).map { issue in
+                IssuesView.Issue(date: issue.date.description, pages: issue.pageCount, revision: issue.revision,
+                                 bundleSize: issue.bundle.map { String($0.size) } ?? "—", sha256: issue.bundle?.sha256 ?? "—",
+                                 withdrawn: issue.withdrawnAt.map(Self.timestamp))
             }
         }
         let view = IssuesView(
