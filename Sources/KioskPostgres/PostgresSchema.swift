@@ -232,6 +232,18 @@ enum PostgresSchema {
             FOR EACH STATEMENT EXECUTE FUNCTION kiosk_catalogue_changed()
             """,
         ]),
+        // As in SQLite (`Schema.swift`, v9): the page texts of withdrawn issues, kept for a restore, never searched.
+        Migration(version: 8, name: "page texts of withdrawn issues", statements: [
+            """
+            CREATE TABLE withdrawn_page_texts (
+                edition_id integer NOT NULL,
+                date text NOT NULL,
+                number integer NOT NULL,
+                text text NOT NULL,
+                PRIMARY KEY (edition_id, date, number),
+                FOREIGN KEY (edition_id, date) REFERENCES issues ON DELETE CASCADE)
+            """,
+        ]),
     ]
 
     /// Applies the migrations this database lacks; returns their versions.

@@ -251,6 +251,21 @@ public enum KioskSchema {
                 """)
             try Self.createCatalogueTriggers(on: "accounts", db)
         }
+        // The page texts of withdrawn issues, moved here by a withdraw (with their search keys) and back by
+        // a restore; dropped by a republish. Never searched: no index.
+        migrator.registerMigration("v9: page texts of withdrawn issues") { db in
+            try db.execute(sql: """
+                CREATE TABLE withdrawn_page_texts (
+                    key INTEGER NOT NULL,
+                    edition_id INTEGER NOT NULL,
+                    date TEXT NOT NULL,
+                    number INTEGER NOT NULL,
+                    text TEXT NOT NULL,
+                    PRIMARY KEY (edition_id, date, number),
+                    FOREIGN KEY (edition_id, date) REFERENCES issues ON DELETE CASCADE
+                )
+                """)
+        }
         return migrator
     }
 

@@ -216,6 +216,16 @@ struct ConsolePage: Sendable {
         return redirect("/admin/issues?edition=\(edition)")
     }
 
+    func restore() async throws -> Response {
+        guard let edition = parameters.get("edition").flatMap({ Int($0) }), let date = parameters.get("date").flatMap({ IssueDate($0) }) else {
+            throw KioskHTTPError.badRequest("the address must name an edition and a YYYY-MM-DD date")
+        }
+        do { _ = try await runtime.publishing.publisher.restore(editionID: edition, date: date) }
+        catch let refused as IssueRestoreRefused { throw KioskHTTPError.refused(refused) }
+        try await audit("issue.restore", "\(edition)/\(date)", before: "withdrawn", after: "published")
+        return redirect("/admin/issues?edition=\(edition)")
+    }
+
     // MARK: Readers
 
     func readers(_ request: Request, notice: String? = nil, status: HTTPResponse.Status = .ok) async throws -> Response {

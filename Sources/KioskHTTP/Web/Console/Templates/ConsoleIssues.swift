@@ -23,7 +23,7 @@ extension WebTemplates {
     <table><thead><tr><th scope="col">{{t.date}}</th><th scope="col">{{t.pages}}</th><th scope="col">{{t.bundle}}</th><th scope="col">SHA-256</th><th scope="col">{{t.state}}</th><th scope="col"></th></tr></thead>
     <tbody>{{#issues}}<tr id="issue-{{date}}"{{#withdrawn}} class="withdrawn"{{/withdrawn}}><td>{{date}}</td><td>{{pages}}</td><td>{{bundleSize}}</td><td><code>{{sha256}}</code></td>
     <td class="state">{{#withdrawn}}{{t.withdrawn_on}} {{.}}{{/withdrawn}}{{^withdrawn}}{{t.published}}{{/withdrawn}}</td>
-    <td>{{^withdrawn}}<form method="post" action="/admin/issues/{{edition}}/{{date}}/withdraw"><input type="hidden" name="csrf" value="{{frame.csrf}}"><button type="submit">{{t.withdraw}}</button></form>{{/withdrawn}}</td></tr>{{/issues}}
+    <td>{{^withdrawn}}<form method="post" action="/admin/issues/{{edition}}/{{date}}/withdraw"><input type="hidden" name="csrf" value="{{frame.csrf}}"><button type="submit">{{t.withdraw}}</button></form>{{/withdrawn}}{{#withdrawn}}<form method="post" action="/admin/issues/{{edition}}/{{date}}/restore"><input type="hidden" name="csrf" value="{{frame.csrf}}"><button type="submit">{{t.restore}}</button></form>{{/withdrawn}}</td></tr>{{/issues}}
     </tbody></table>
     {{^issues}}<p>{{t.no_results}}</p>{{/issues}}
     </section>
