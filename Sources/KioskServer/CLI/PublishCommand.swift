@@ -70,22 +70,21 @@ struct PublishCommand: AsyncParsableCommand {
     }
 }
 
-/// `KioskServer withdraw --edition ID --date YYYY-MM-DD`: hides a published issue from readers.
-struct WithdrawCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "withdraw",
-        abstract: "Hide a published issue from readers (`restore` brings it back).")
-
-    @OptionGroup var options: StoreOptions
-
+/// The issue `withdraw` and `restore` act on, and the publisher they act through.
+struct IssueOptions: ParsableArguments {
     @Option(help: "Edition id (EDICIO_ID).")
     var edition: Int
 
     @Option(help: "Issue date, YYYY-MM-DD.")
     var date: String
 
-    /// The publisher of the configuration's store and editions directory, for withdraw and restore.
-    static func publisher(_ options: StoreOptions) async throws -> IssuePublisher {
+    func day() throws -> IssueDate {
+        guard let day = IssueDate(date) else { throw ValidationError("--date must be a real day written YYYY-MM-DD, got \(date)") }
+        return day
+    }
+
+    /// The publisher of the configuration's store and editions directory.
+    func publisher(_ options: StoreOptions) async throws -> IssuePublisher {
         let configuration = try options.loadConfiguration()
         let store = try await StoreOptions.openStore(configuration)
         let directory = try EditionsDirectory(path: configuration.server.editions)
@@ -93,10 +92,20 @@ struct WithdrawCommand: AsyncParsableCommand {
                               publicationName: { try await store.publicationName(id: $0) },
                               logger: Logger(label: "kiosk.publish", factory: { _ in SwiftLogNoOpLogHandler() }))
     }
+}
+
+/// `KioskServer withdraw --edition ID --date YYYY-MM-DD`: hides a published issue from readers.
+struct WithdrawCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "withdraw",
+        abstract: "Hide a published issue from readers (`restore` brings it back).")
+
+    @OptionGroup var options: StoreOptions
+    @OptionGroup var issue: IssueOptions
 
     func run() async throws {
-        guard let day = IssueDate(date) else { throw ValidationError("--date must be a real day written YYYY-MM-DD, got \(date)") }
-        let publisher = try await Self.publisher(options)
+        let (edition, day) = (issue.edition, try issue.day())
+        let publisher = try await issue.publisher(options)
         if try await publisher.withdraw(editionID: edition, date: day) {
             printOutput("withdrew edition \(edition) \(day)")
         } else {
@@ -113,16 +122,11 @@ struct RestoreCommand: AsyncParsableCommand {
         abstract: "Bring a withdrawn issue back to readers as it was (its files and searchable text).")
 
     @OptionGroup var options: StoreOptions
-
-    @Option(help: "Edition id (EDICIO_ID).")
-    var edition: Int
-
-    @Option(help: "Issue date, YYYY-MM-DD.")
-    var date: String
+    @OptionGroup var issue: IssueOptions
 
     func run() async throws {
-        guard let day = IssueDate(date) else { throw ValidationError("--date must be a real day written YYYY-MM-DD, got \(date)") }
-        let publisher = try await WithdrawCommand.publisher(options)
+        let (edition, day) = (issue.edition, try issue.day())
+        let publisher = try await issue.publisher(options)
         do {
             let revision = try await publisher.restore(editionID: edition, date: day)
             printOutput("restored edition \(edition) \(day) (revision \(revision))")

@@ -32,10 +32,7 @@ extension ConsolePage {
 
     /// One change to the accounts (`action`: `add`, `password`, `role`, `remove`).
     func changeAccount(_ request: Request) async throws -> Response {
-        try requireConfiguring()
-        guard runtime.configuration.catalogueSource == .console else {
-            throw KioskHTTPError(.conflict, text["accounts_from_file"] ?? "")
-        }
+        try requireEditableCatalogue("accounts_from_file")
         let form = self.form ?? WebForm.empty
         func refuse(_ message: String) async throws -> Response { try await accounts(notice: message, status: .unprocessableContent) }
         guard let kind = AccountKind(rawValue: form.text("kind")) else { return try await refuse("kind: must be api_client, publisher or operator") }
@@ -77,11 +74,7 @@ extension ConsolePage {
         default:
             throw KioskHTTPError.badRequest("unknown action \"\(action.prefix(32))\"")
         }
-        do {
-            try runtime.configuration.replacingCatalogue(with: catalogue).validate(file: "console")
-        } catch let error as ConfigurationError {
-            return try await refuse(error.description.replacingOccurrences(of: "console: ", with: ""))
-        }
+        if let problem = try problem(with: catalogue) { return try await refuse(problem) }
         _ = try await database.syncCatalogue(catalogue, dryRun: false)
         if action == "password" {
             try await audit("account.password", subject, after: "new password")

@@ -38,6 +38,24 @@ struct ConsolePage: Sendable {
 
     var role: OperatorRole { operatorAccount.role ?? .editor }
 
+    /// An operator's catalogue change may go ahead only when the database owns the catalogue
+    /// (`catalogue_source: console`); otherwise `409` with the page's explanation (`explanation` key).
+    func requireEditableCatalogue(_ explanation: String) throws {
+        try requireConfiguring()
+        guard runtime.configuration.catalogueSource == .console else { throw KioskHTTPError(.conflict, text[explanation] ?? "") }
+    }
+
+    /// What is wrong with `catalogue` as the configuration file would say it (the key's path and the
+    /// rule), or nil when it is valid.
+    func problem(with catalogue: Catalogue) throws -> String? {
+        do {
+            try runtime.configuration.replacingCatalogue(with: catalogue).validate(file: "console")
+            return nil
+        } catch let error as ConfigurationError {
+            return error.description.replacingOccurrences(of: "console: ", with: "")
+        }
+    }
+
     func requireConfiguring() throws {
         guard role.mayConfigure else { throw KioskHTTPError.forbidden(text["not_allowed"] ?? "") }
     }
@@ -121,10 +139,7 @@ struct ConsolePage: Sendable {
     /// One change to an app (`action`: `quota`, `add`, `remove`, `up`, `down`, `access`), validated like the
     /// configuration file and written with the catalogue sync every writer uses.
     func changeApp(_ request: Request) async throws -> Response {
-        try requireConfiguring()
-        guard runtime.configuration.catalogueSource == .console else {
-            throw KioskHTTPError(.conflict, text["managed_by_file"] ?? "")
-        }
+        try requireEditableCatalogue("managed_by_file")
         let form = self.form ?? WebForm.empty
         let key = parameters.get("app") ?? ""
         var catalogue = try await database.catalogue()
@@ -158,11 +173,7 @@ struct ConsolePage: Sendable {
             throw KioskHTTPError.badRequest("unknown action \"\(form.text("action").prefix(32))\"")
         }
         catalogue.tariffLines = catalogue.tariffLines.filter { $0.appKey != key } + lines
-        do {
-            try runtime.configuration.replacingCatalogue(with: catalogue).validate(file: "console")
-        } catch let error as ConfigurationError {
-            return try await apps(notice: error.description.replacingOccurrences(of: "console: ", with: ""), status: .unprocessableContent)
-        }
+        if let problem = try problem(with: catalogue) { return try await apps(notice: problem, status: .unprocessableContent) }
         let changes = try await database.syncCatalogue(catalogue, dryRun: false)
         if !changes.isEmpty {
             try await audit("app." + form.text("action"), key, before: before,
