@@ -44,11 +44,19 @@ package final class StoredAccounts: Sendable {
         version = CoalescedRead { try await store.catalogueVersion() }
     }
 
-    /// The accounts as of the store's current catalogue version (read after this call began).
+    /// The accounts as of the store's current catalogue version (read after this call began). While the
+    /// store cannot be read, the accounts last read (whatever the request then does needs the store too,
+    /// and fails as it would have: an XML-RPC call with `-32603`); with none read yet, the store's error.
     package func current() async throws -> Snapshot {
-        let version = try await version.value()
-        if let known = state.withLockedValue({ $0 }), known.version == version { return known.snapshot }
-        let accounts = try await store.accounts()
+        let version: Int64, accounts: [Account]
+        do {
+            version = try await self.version.value()
+            if let known = state.withLockedValue({ $0 }), known.version == version { return known.snapshot }
+            accounts = try await store.accounts()
+        } catch {
+            guard let known = state.withLockedValue({ $0 }) else { throw error }
+            return known.snapshot
+        }
         return state.withLockedValue { state in
             if let known = state, known.version > version { return known.snapshot }   // a newer read got here first
             let snapshot = Snapshot(accounts, keeping: state?.snapshot, verifier: verifier)
