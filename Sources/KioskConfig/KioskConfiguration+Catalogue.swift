@@ -2,9 +2,9 @@ import Yams
 import KioskModels
 
 extension KioskConfiguration {
-    /// This configuration with `catalogue` in place of its publications, editions, apps and tariff lines
-    /// (each app keeps its `web_kiosk`): what the console validates before a change, and what
-    /// `config export` writes.
+    /// This configuration with `catalogue` in place of its publications, editions, apps, tariff lines
+    /// (each app keeps its `web_kiosk`) and accounts (`api_clients`, `publishers`, `operators`): what the
+    /// console validates before a change, and what `config export` writes.
     package func replacingCatalogue(with catalogue: Catalogue) -> KioskConfiguration {
         var copy = self
         let webKiosks = Dictionary(apps.map { ($0.key, $0.webKiosk) }, uniquingKeysWith: { first, _ in first })
@@ -18,6 +18,12 @@ extension KioskConfiguration {
                      lines: catalogue.tariffLines.filter { $0.appKey == app.key }.sorted { $0.order < $1.order }
                         .map { LineEntry(edition: $0.editionID, order: $0.order, access: $0.access) })
         }
+        copy.apiClients = catalogue.accounts.filter { $0.kind == .apiClient }
+            .map { Credential(username: $0.username, passwordHash: $0.passwordHash) }
+        copy.publishers = catalogue.accounts.filter { $0.kind == .publisher }
+            .map { Credential(username: $0.username, passwordHash: $0.passwordHash) }
+        copy.operators = catalogue.accounts.filter { $0.kind == .operator }
+            .map { OperatorEntry(username: $0.username, passwordHash: $0.passwordHash, role: $0.role ?? .editor) }
         return copy
     }
 }
@@ -36,26 +42,41 @@ package struct CatalogueSyncOutcome: Sendable, Equatable {
 
 extension KioskConfiguration {
     /// Brings the file's catalogue to the database as `catalogue_source` says: with `file`, always; with
-    /// `console`, only into a database with no app (the file seeds a new install), otherwise nothing
+    /// `console`, only into a database with no app (the file seeds a new install), and the file's accounts
+    /// only into a database with none (an install from before accounts were stored); otherwise nothing
     /// changes and the differences are reported so the caller can say so. `force` applies the file
     /// whatever the source (`config apply`).
     package func syncCatalogue(into store: any KioskDatabase, force: Bool = false) async throws -> CatalogueSyncOutcome {
-        let seeding = catalogueSource == .console ? try await store.catalogue().apps.isEmpty : false
-        if force || catalogueSource == .file || seeding {
+        if force || catalogueSource == .file {
             return CatalogueSyncOutcome(applied: try await store.syncCatalogue(catalogue, dryRun: false))
         }
-        return CatalogueSyncOutcome(keptFromConsole: try await store.syncCatalogue(catalogue, dryRun: true))
+        var stored = try await store.catalogue()
+        if stored.apps.isEmpty {
+            return CatalogueSyncOutcome(applied: try await store.syncCatalogue(catalogue, dryRun: false))
+        }
+        var applied: [String] = []
+        if stored.accounts.isEmpty && !catalogue.accounts.isEmpty {
+            stored.accounts = catalogue.accounts
+            applied = try await store.syncCatalogue(stored, dryRun: false)
+        }
+        return CatalogueSyncOutcome(applied: applied, keptFromConsole: try await store.syncCatalogue(catalogue, dryRun: true))
     }
 }
 
 extension KioskConfiguration {
-    /// The `publications:` and `apps:` sections of the file, as YAML: `config export` writes the
-    /// database's catalogue this way, to paste over the file's (or to keep beside it).
+    /// The `publications:`, `apps:`, `api_clients:`, `publishers:` and `operators:` sections of the file,
+    /// as YAML: `config export` writes the database's catalogue this way, to paste over the file's (or to
+    /// keep beside it).
     package func catalogueYAML() throws -> String {
         struct CatalogueSections: Encodable {
+            enum CodingKeys: String, CodingKey { case publications, apps, apiClients = "api_clients", publishers, operators }
             var publications: [PublicationEntry]
             var apps: [AppEntry]
+            var apiClients: [Credential]
+            var publishers: [Credential]
+            var operators: [OperatorEntry]
         }
-        return try YAMLEncoder().encode(CatalogueSections(publications: publications, apps: apps))
+        return try YAMLEncoder().encode(CatalogueSections(publications: publications, apps: apps, apiClients: apiClients,
+                                                          publishers: publishers, operators: operators))
     }
 }

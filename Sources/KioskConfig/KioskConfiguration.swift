@@ -292,7 +292,7 @@ extension KioskConfiguration {
         }
     }
 
-    /// The catalogue part, in domain terms.
+    /// The catalogue part, in domain terms, with the accounts (`api_clients`, `publishers`, `operators`).
     package var catalogue: Catalogue {
         Catalogue(
             publications: publications.map { Publication(id: $0.id, name: $0.name) },
@@ -304,7 +304,10 @@ extension KioskConfiguration {
             apps: apps.map { App(key: $0.key, name: $0.name, demoQuota: $0.demoQuota) },
             tariffLines: apps.flatMap { app in
                 app.lines.map { TariffLine(appKey: app.key, editionID: $0.edition, order: $0.order, access: $0.access) }
-            })
+            },
+            accounts: apiClients.map { Account(kind: .apiClient, username: $0.username, passwordHash: $0.passwordHash) }
+                + publishers.map { Account(kind: .publisher, username: $0.username, passwordHash: $0.passwordHash) }
+                + operators.map { Account(kind: .operator, username: $0.username, passwordHash: $0.passwordHash, role: $0.role) })
     }
 
     /// Every app's web kiosk: the one its `web_kiosk` names, or Kiosk's own (`/web/<app key>`, sections

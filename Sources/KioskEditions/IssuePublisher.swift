@@ -131,6 +131,28 @@ public struct IssuePublisher: Sendable {
         return withdrawn
     }
 
+    /// Brings a withdrawn issue back to readers as it was (its revision's files, its page texts kept at
+    /// the withdrawal); returns its revision. Under the issue's lock, like `withdraw`. Refused, changing
+    /// nothing, when the issue was never published, is visible, or its revision's folder is gone.
+    public func restore(editionID: Int, date: IssueDate) async throws -> Int {
+        let lock = try await directory.lockIssue(editionID: editionID, date: date)
+        defer { lock.unlock() }
+        guard let standing = try await registry.issueStanding(editionID: editionID, date: date) else {
+            throw IssueRestoreRefused.neverPublished(editionID: editionID, date: date)
+        }
+        guard standing.withdrawn else { throw IssueRestoreRefused.visible(editionID: editionID, date: date) }
+        let folder = directory.absolute(EditionsDirectory.revisionFolder(editionID: editionID, date: date, revision: standing.revision))
+        guard try await directory.executor.run({ FS.exists(folder) }) else {
+            throw IssueRestoreRefused.filesGone(editionID: editionID, date: date, folder: folder)
+        }
+        guard try await registry.restoreIssue(editionID: editionID, date: date, revision: standing.revision) else {
+            throw IssueRestoreRefused.visible(editionID: editionID, date: date)
+        }
+        logger.info("issue restored", metadata: ["edition": .stringConvertible(editionID), "date": .stringConvertible(date),
+                                                 "revision": .stringConvertible(standing.revision)])
+        return standing.revision
+    }
+
     // MARK: Checking
 
     /// Reads and checks the manifest and every file it names. Throws `PublishRejected` with all problems.

@@ -19,6 +19,22 @@ public struct PublishProblem: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
+/// A restore of a withdrawn issue refused; nothing was changed.
+public enum IssueRestoreRefused: Error, Sendable, Hashable, CustomStringConvertible {
+    case neverPublished(editionID: Int, date: IssueDate)
+    case visible(editionID: Int, date: IssueDate)
+    case filesGone(editionID: Int, date: IssueDate, folder: String)
+
+    public var description: String {
+        switch self {
+        case .neverPublished(let edition, let date): "edition \(edition) has no issue on \(date): nothing to restore"
+        case .visible(let edition, let date): "the issue of edition \(edition) on \(date) is not withdrawn: readers already see it"
+        case .filesGone(let edition, let date, let folder):
+            "the files of edition \(edition) on \(date) are gone (\(folder)): publish the issue again instead"
+        }
+    }
+}
+
 /// A publish refused before anything became visible; nothing was changed.
 public struct PublishRejected: Error, Sendable, CustomStringConvertible {
     public var problems: [PublishProblem]

@@ -82,6 +82,15 @@ public struct KioskHTTPError: HTTPResponseError {
         }
     }
 
+    /// A refused restore: never published (404), visible (409), its files gone (410).
+    package static func refused(_ refused: IssueRestoreRefused) -> Self {
+        switch refused {
+        case .neverPublished: Self(.notFound, refused.description)
+        case .visible: Self(.conflict, refused.description)
+        case .filesGone: Self(.gone, refused.description)
+        }
+    }
+
     package static func refused(_ rejected: PublishRejected, archive: Bool) -> Self {
         if rejected.exceedsLimit { return Self(.contentTooLarge, rejected.description) }
         return Self(archive ? .badRequest : .unprocessableContent, rejected.description)

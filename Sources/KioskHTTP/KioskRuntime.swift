@@ -10,8 +10,8 @@ package struct KioskRuntime: Sendable {
     package let configuration: KioskConfiguration
     package let environment: KioskRPCEnvironment
     package let dispatcher: XMLRPCDispatcher<KioskRequestContext>
-    package let apiClients: BasicAuthenticator
-    package let publishers: BasicAuthenticator
+    /// API clients, publishers and operators, as stored (`StoredAccounts`).
+    package let accounts: StoredAccounts
     /// Signed file links (`links.prefix`).
     package let delivery: FileDelivery
     /// `PUT`/`DELETE /publish/…`.
@@ -22,11 +22,11 @@ package struct KioskRuntime: Sendable {
     package let console: ConsoleServices
 
     package init(configuration: KioskConfiguration, environment: KioskRPCEnvironment,
-                 dispatcher: XMLRPCDispatcher<KioskRequestContext>, apiClients: BasicAuthenticator,
-                 publishers: BasicAuthenticator, delivery: FileDelivery, publishing: PublishEndpoint,
+                 dispatcher: XMLRPCDispatcher<KioskRequestContext>, accounts: StoredAccounts,
+                 delivery: FileDelivery, publishing: PublishEndpoint,
                  readerSessions: WebSessions, console: ConsoleServices) {
         self.configuration = configuration; self.environment = environment; self.dispatcher = dispatcher
-        self.apiClients = apiClients; self.publishers = publishers; self.delivery = delivery; self.publishing = publishing
+        self.accounts = accounts; self.delivery = delivery; self.publishing = publishing
         self.readerSessions = readerSessions; self.console = console
     }
 }

@@ -61,8 +61,12 @@ public struct Catalogue: Sendable, Hashable {
     public var editions: [Edition]
     public var apps: [App]
     public var tariffLines: [TariffLine]
-    public init(publications: [Publication], editions: [Edition], apps: [App], tariffLines: [TariffLine]) {
+    /// API clients, publishers and operators: kept and owned like the rest of the catalogue.
+    public var accounts: [Account]
+    public init(publications: [Publication], editions: [Edition], apps: [App], tariffLines: [TariffLine],
+                accounts: [Account] = []) {
         self.publications = publications; self.editions = editions; self.apps = apps; self.tariffLines = tariffLines
+        self.accounts = accounts
     }
 }
 

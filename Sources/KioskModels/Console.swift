@@ -1,8 +1,14 @@
 /// What the operator console needs from storage beyond the wire methods: the catalogue as stored,
-/// finding and looking after readers.
+/// the accounts, finding and looking after readers.
 public protocol ConsoleStore: Sendable {
-    /// The catalogue the database holds (what the wire methods answer from), in id and key order.
+    /// The catalogue the database holds (what the wire methods answer from), in id and key order; its
+    /// accounts by kind and username.
     func catalogue() async throws -> Catalogue
+    /// The stored API clients, publishers and operators, by kind and username: what authentication reads.
+    func accounts() async throws -> [Account]
+    /// The edition's issues, visible and withdrawn, newest first, at most `limit`: one read for the
+    /// console's issues page.
+    func editionIssues(editionID: Int, limit: Int) async throws -> [StoredIssue]
     /// Users whose username, name or e-mail contains `text` (any case), by username; at most `limit`.
     func findUsers(matching text: String, limit: Int) async throws -> [User]
     /// Sets a user's password hash; false when there is no such user.
@@ -31,6 +37,19 @@ public struct ConsoleActivity: Sendable, Hashable {
     /// The Unix seconds a period of UTC days covers: from its first second to the second after its last.
     public static func seconds(from: IssueDate, through: IssueDate) -> Range<Int64> {
         Int64(from.daysSinceEpoch) * 86_400 ..< Int64(through.daysSinceEpoch + 1) * 86_400
+    }
+}
+
+/// An issue as the console lists it: its revision, page count and bundle, and whether it is withdrawn.
+public struct StoredIssue: Sendable, Hashable {
+    public var date: IssueDate
+    public var revision: Int
+    public var pageCount: Int
+    public var bundle: BundleInfo?
+    /// When it was withdrawn (Unix seconds); nil while readers see it.
+    public var withdrawnAt: Int64?
+    public init(date: IssueDate, revision: Int, pageCount: Int, bundle: BundleInfo?, withdrawnAt: Int64?) {
+        self.date = date; self.revision = revision; self.pageCount = pageCount; self.bundle = bundle; self.withdrawnAt = withdrawnAt
     }
 }
 

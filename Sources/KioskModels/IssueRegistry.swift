@@ -11,6 +11,13 @@ public struct PublishedPage: Sendable, Hashable {
     }
 }
 
+/// Where a published issue stands: its current revision, and whether readers see it.
+public struct IssueStanding: Sendable, Hashable {
+    public var revision: Int
+    public var withdrawn: Bool
+    public init(revision: Int, withdrawn: Bool) { self.revision = revision; self.withdrawn = withdrawn }
+}
+
 /// What publishing needs from storage: issues appear, are replaced and withdrawn in one transaction each.
 public protocol IssueRegistry: Sendable {
     func edition(id: Int) async throws -> Edition?
@@ -21,8 +28,14 @@ public protocol IssueRegistry: Sendable {
     /// Returns the revision it replaced, if any, so its files can be removed.
     func publishIssue(editionID: Int, date: IssueDate, revision: Int, pages: [PublishedPage],
                       bundle: BundleInfo?, at time: Int64) async throws -> Int?
-    /// Hides a published issue and removes its searchable text; false when there was none.
+    /// Hides a published issue and moves its searchable text aside (kept, not searched, for a restore);
+    /// false when there was none.
     func withdrawIssue(editionID: Int, date: IssueDate, at time: Int64) async throws -> Bool
+    /// The issue's current revision and whether it is withdrawn; nil when it was never published.
+    func issueStanding(editionID: Int, date: IssueDate) async throws -> IssueStanding?
+    /// Makes the issue, withdrawn at `revision`, visible again with the text kept at its withdrawal, in
+    /// one transaction; false when it is not withdrawn at that revision.
+    func restoreIssue(editionID: Int, date: IssueDate, revision: Int) async throws -> Bool
     /// Records a bundle built at `time`, only if the issue is still at `revision`.
     func setBundle(editionID: Int, date: IssueDate, revision: Int, bundle: BundleInfo, at time: Int64) async throws
     /// Every (edition, date, revision) the database references, visible or withdrawn: what must stay on disk.

@@ -78,6 +78,27 @@ struct PostgresCatalogueSync {
                                + wanted.map { "\($0.editionID):\($0.order):\($0.access.rawValue)" }.joined(separator: ", "))
             }
         }
+        return changes + (try await applyAccounts(catalogue.sortedAccounts))
+    }
+
+    /// Makes the stored accounts exactly the catalogue's.
+    private func applyAccounts(_ wanted: [Account]) async throws -> [String] {
+        let current = try await PostgresKioskStore.accounts(connection, logger: logger)
+        let changes = AccountChanges.describe(from: current, to: wanted)
+        guard !changes.isEmpty else { return [] }
+        let kept = Set(wanted.map(\.label))
+        for account in current where !kept.contains(account.label) {
+            try await connection.run("DELETE FROM accounts WHERE kind = \(account.kind.rawValue) AND username = \(account.username)",
+                                     logger: logger)
+        }
+        let stored = Set(current)
+        for account in wanted where !stored.contains(account) {
+            try await connection.run("""
+                INSERT INTO accounts (kind, username, password_hash, role)
+                VALUES (\(account.kind.rawValue), \(account.username), \(account.passwordHash), \(account.role?.rawValue))
+                ON CONFLICT (kind, username) DO UPDATE SET password_hash = excluded.password_hash, role = excluded.role
+                """, logger: logger)
+        }
         return changes
     }
 }

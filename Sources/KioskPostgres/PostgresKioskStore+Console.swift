@@ -1,4 +1,5 @@
 import KioskModels
+import Logging
 import PostgresNIO
 
 extension PostgresKioskStore {
@@ -10,11 +11,39 @@ extension PostgresKioskStore {
             let apps = try await c.rows("SELECT key, name, demo_quota FROM apps ORDER BY key", (String, String, Int).self, logger: logger)
             let lines = try await c.rows("SELECT app_key, edition_id, sort_order, access FROM tariff_lines ORDER BY app_key, sort_order",
                                          (String, Int, Int, String).self, logger: logger)
+            let accounts = try await Self.accounts(c, logger: logger)
             return Catalogue(
                 publications: publications.map { Publication(id: $0.0, name: $0.1) },
                 editions: editions.map { Edition(id: $0.0, publicationID: $0.1, name: $0.2, createdOn: IssueDate($0.3) ?? IssueDate(daysSinceEpoch: 0)) },
                 apps: apps.map { App(key: $0.0, name: $0.1, demoQuota: $0.2) },
-                tariffLines: lines.map { TariffLine(appKey: $0.0, editionID: $0.1, order: $0.2, access: LineAccess(rawValue: $0.3) ?? .subscribers) })
+                tariffLines: lines.map { TariffLine(appKey: $0.0, editionID: $0.1, order: $0.2, access: LineAccess(rawValue: $0.3) ?? .subscribers) },
+                accounts: accounts)
+        }
+    }
+
+    public func accounts() async throws -> [Account] {
+        try await read { [self] c in try await Self.accounts(c, logger: logger) }
+    }
+
+    static func accounts(_ c: PostgresConnection, logger: Logger) async throws -> [Account] {
+        try await c.rows("SELECT kind, username, password_hash, role FROM accounts ORDER BY kind COLLATE \"C\", username COLLATE \"C\"",
+                         (String, String, String, String?).self, logger: logger).compactMap { row in
+            guard let kind = AccountKind(rawValue: row.0) else { return nil }
+            return Account(kind: kind, username: row.1, passwordHash: row.2, role: row.3.flatMap(OperatorRole.init))
+        }
+    }
+
+    public func editionIssues(editionID: Int, limit: Int) async throws -> [StoredIssue] {
+        try await read { [self] c in
+            try await c.rows("""
+                SELECT date, revision, page_count, bundle_path, bundle_size, bundle_sha256, withdrawn_at FROM issues
+                WHERE edition_id = \(editionID) ORDER BY date DESC LIMIT \(limit)
+                """, (String, Int, Int, String?, Int64?, String?, Int64?).self, logger: logger).compactMap { row in
+                guard let date = IssueDate(row.0) else { return nil }
+                var bundle: BundleInfo?
+                if let path = row.3, let size = row.4, let sha256 = row.5 { bundle = BundleInfo(path: path, size: size, sha256: sha256) }
+                return StoredIssue(date: date, revision: row.1, pageCount: row.2, bundle: bundle, withdrawnAt: row.6)
+            }
         }
     }
 

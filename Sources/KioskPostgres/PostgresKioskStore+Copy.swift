@@ -4,9 +4,9 @@ import PostgresNIO
 extension PostgresKioskStore {
     /// The tables `db copy` moves, parents before children.
     static let copiedTables = [
-        "publications", "editions", "sections", "apps", "tariff_lines", "issues", "pages", "page_texts", "users", "subscriptions",
+        "publications", "editions", "sections", "apps", "tariff_lines", "issues", "pages", "page_texts", "withdrawn_page_texts", "users", "subscriptions",
         "identities", "demo_counters", "demo_grants", "downloads", "download_counts", "sign_in_failures", "active_identities",
-        "audit_log", "bundle_builds",
+        "audit_log", "accounts", "bundle_builds",
     ]
 
     /// Stands for NULL in the text arrays of a copy (postgres-nio's arrays have no NULL elements).

@@ -59,6 +59,7 @@ extension PostgresKioskStore {
                     """, logger: logger)
             }
             try await replacePageTexts(c, editionID: editionID, date: date, pages: pages)
+            try await c.run("DELETE FROM withdrawn_page_texts WHERE edition_id = \(editionID) AND date = \(day)", logger: logger)
             if let bundle { try await recordBundleBuild(c, editionID: editionID, date: date, revision: revision, bundle: bundle, at: time) }
             return replaced
         }
@@ -71,8 +72,40 @@ extension PostgresKioskStore {
                 UPDATE issues SET withdrawn_at = \(time)
                 WHERE edition_id = \(editionID) AND date = \(day) AND withdrawn_at IS NULL RETURNING 1
                 """, logger: logger) == 1
-            if withdrawn { try await c.run("DELETE FROM page_texts WHERE edition_id = \(editionID) AND date = \(day)", logger: logger) }
+            if withdrawn {
+                try await c.run("""
+                    INSERT INTO withdrawn_page_texts (edition_id, date, number, text)
+                    SELECT edition_id, date, number, text FROM page_texts WHERE edition_id = \(editionID) AND date = \(day)
+                    ON CONFLICT (edition_id, date, number) DO UPDATE SET text = excluded.text
+                    """, logger: logger)
+                try await c.run("DELETE FROM page_texts WHERE edition_id = \(editionID) AND date = \(day)", logger: logger)
+            }
             return withdrawn
+        }
+    }
+
+    public func issueStanding(editionID: Int, date: IssueDate) async throws -> IssueStanding? {
+        try await read { [self] c in
+            try await c.rows("""
+                SELECT revision, withdrawn_at IS NOT NULL FROM issues WHERE edition_id = \(editionID) AND date = \(date.description)
+                """, (Int, Bool).self, logger: logger).first.map { IssueStanding(revision: $0.0, withdrawn: $0.1) }
+        }
+    }
+
+    public func restoreIssue(editionID: Int, date: IssueDate, revision: Int) async throws -> Bool {
+        let day = date.description
+        return try await write { [self] c in
+            guard try await c.run("""
+                UPDATE issues SET withdrawn_at = NULL
+                WHERE edition_id = \(editionID) AND date = \(day) AND revision = \(revision) AND withdrawn_at IS NOT NULL RETURNING 1
+                """, logger: logger) == 1 else { return false }
+            try await c.run("DELETE FROM page_texts WHERE edition_id = \(editionID) AND date = \(day)", logger: logger)
+            try await c.run("""
+                INSERT INTO page_texts (edition_id, date, number, text)
+                SELECT edition_id, date, number, text FROM withdrawn_page_texts WHERE edition_id = \(editionID) AND date = \(day)
+                """, logger: logger)
+            try await c.run("DELETE FROM withdrawn_page_texts WHERE edition_id = \(editionID) AND date = \(day)", logger: logger)
+            return true
         }
     }
 

@@ -216,6 +216,34 @@ enum PostgresSchema {
             "ALTER TABLE page_texts ALTER COLUMN search SET STATISTICS 10000",
             "ANALYZE page_texts",
         ]),
+        // As in SQLite (`Schema.swift`, v8): API clients, publishers and operators, owned like the
+        // catalogue; a change bumps the catalogue version, so every instance rereads them at once.
+        Migration(version: 7, name: "accounts", statements: [
+            """
+            CREATE TABLE accounts (
+                kind text NOT NULL CHECK (kind IN ('api_client', 'publisher', 'operator')),
+                username text NOT NULL,
+                password_hash text NOT NULL,
+                role text CHECK (role IN ('operator', 'editor') AND kind = 'operator' OR role IS NULL AND kind <> 'operator'),
+                PRIMARY KEY (kind, username))
+            """,
+            """
+            CREATE TRIGGER accounts_changes_catalogue AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON accounts
+            FOR EACH STATEMENT EXECUTE FUNCTION kiosk_catalogue_changed()
+            """,
+        ]),
+        // As in SQLite (`Schema.swift`, v9): the page texts of withdrawn issues, kept for a restore, never searched.
+        Migration(version: 8, name: "page texts of withdrawn issues", statements: [
+            """
+            CREATE TABLE withdrawn_page_texts (
+                edition_id integer NOT NULL,
+                date text NOT NULL,
+                number integer NOT NULL,
+                text text NOT NULL,
+                PRIMARY KEY (edition_id, date, number),
+                FOREIGN KEY (edition_id, date) REFERENCES issues ON DELETE CASCADE)
+            """,
+        ]),
         // As in SQLite (`Schema.swift`, v10).
         Migration(version: 9, name: "bundle builds", statements: [
             """

@@ -4,7 +4,8 @@ import KioskModels
 /// Makes the database's catalogue match the configuration, idempotently, reporting each change.
 ///
 /// Publications and editions are upserted and never deleted (issues refer to them); apps and their
-/// tariff lines are made exactly as configured, so an app removed from the configuration is unknown.
+/// tariff lines are made exactly as configured, so an app removed from the configuration is unknown;
+/// so are the accounts (API clients, publishers, operators).
 struct CatalogueSync {
     let db: Database
 
@@ -46,6 +47,25 @@ struct CatalogueSync {
                 changes.append("set tariff lines of app \(app.key): "
                                + wantedLines.map { "\($0.editionID):\($0.sortOrder):\($0.access)" }.joined(separator: ", "))
             }
+        }
+        return changes + (try applyAccounts(catalogue.sortedAccounts))
+    }
+
+    /// Makes the stored accounts exactly the catalogue's.
+    private func applyAccounts(_ wanted: [Account]) throws -> [String] {
+        let current = try SQLiteKioskStore.accounts(db)
+        let changes = AccountChanges.describe(from: current, to: wanted)
+        guard !changes.isEmpty else { return [] }
+        let kept = Set(wanted.map(\.label))
+        for account in current where !kept.contains(account.label) {
+            try db.execute(sql: "DELETE FROM accounts WHERE kind = ? AND username = ?", arguments: [account.kind.rawValue, account.username])
+        }
+        let stored = Set(current)
+        for account in wanted where !stored.contains(account) {
+            try db.execute(sql: """
+                INSERT INTO accounts (kind, username, password_hash, role) VALUES (?, ?, ?, ?)
+                ON CONFLICT (kind, username) DO UPDATE SET password_hash = excluded.password_hash, role = excluded.role
+                """, arguments: [account.kind.rawValue, account.username, account.passwordHash, account.role?.rawValue])
         }
         return changes
     }

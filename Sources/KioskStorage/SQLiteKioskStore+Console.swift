@@ -10,7 +10,32 @@ extension SQLiteKioskStore {
                 editions: try EditionRecord.order(EditionRecord.Columns.id).fetchAll(db).map(\.edition),
                 apps: try AppRecord.order(AppRecord.Columns.key).fetchAll(db).map(\.app),
                 tariffLines: try TariffLineRecord.order(TariffLineRecord.Columns.appKey, TariffLineRecord.Columns.sortOrder)
-                    .fetchAll(db).map(\.line))
+                    .fetchAll(db).map(\.line),
+                accounts: try Self.accounts(db))
+        }
+    }
+
+    public func accounts() async throws -> [Account] {
+        try await pool.read { db in try Self.accounts(db) }
+    }
+
+    static func accounts(_ db: Database) throws -> [Account] {
+        try Row.fetchAll(db, sql: "SELECT kind, username, password_hash, role FROM accounts ORDER BY kind, username").compactMap { row in
+            guard let kind = AccountKind(rawValue: row[0]) else { return nil }
+            return Account(kind: kind, username: row[1], passwordHash: row[2], role: (row[3] as String?).flatMap(OperatorRole.init))
+        }
+    }
+
+    public func editionIssues(editionID: Int, limit: Int) async throws -> [StoredIssue] {
+        try await pool.read { db in
+            try IssueRecord.fetchAll(db.cachedStatement(sql: """
+                SELECT \(IssueRecord.columnList(as: "i")) FROM issues i WHERE i.edition_id = ? ORDER BY i.date DESC LIMIT ?
+                """), arguments: [editionID, limit]).compactMap { issue in
+                IssueDate(issue.date).map {
+                    StoredIssue(date: $0, revision: issue.revision, pageCount: issue.pageCount, bundle: issue.bundle,
+                                withdrawnAt: issue.withdrawnAt)
+                }
+            }
         }
     }
 

@@ -60,6 +60,8 @@ extension SQLiteKioskStore {
                 try record.insert(db)
             }
             try replacePageTexts(db, editionID: editionID, date: date, pages: pages)
+            try db.cachedStatement(sql: "DELETE FROM withdrawn_page_texts WHERE edition_id = ? AND date = ?")
+                .execute(arguments: [editionID, day])
             if let bundle { try recordBundleBuild(db, editionID: editionID, date: date, revision: revision, bundle: bundle, at: time) }
             return replaced
         }
@@ -71,8 +73,41 @@ extension SQLiteKioskStore {
                 UPDATE issues SET withdrawn_at = ? WHERE edition_id = ? AND date = ? AND withdrawn_at IS NULL
                 """).execute(arguments: [time, editionID, date.description])
             let withdrawn = db.changesCount == 1
-            if withdrawn { try deletePageTexts(db, editionID: editionID, date: date) }
+            if withdrawn {
+                try db.cachedStatement(sql: """
+                    INSERT OR REPLACE INTO withdrawn_page_texts (key, edition_id, date, number, text)
+                    SELECT key, edition_id, date, number, text FROM page_texts WHERE edition_id = ? AND date = ?
+                    """).execute(arguments: [editionID, date.description])
+                try deletePageTexts(db, editionID: editionID, date: date)
+            }
             return withdrawn
+        }
+    }
+
+    public func issueStanding(editionID: Int, date: IssueDate) async throws -> IssueStanding? {
+        try await pool.read { db in
+            try Row.fetchOne(db.cachedStatement(sql: """
+                SELECT revision, withdrawn_at IS NOT NULL FROM issues WHERE edition_id = ? AND date = ?
+                """), arguments: [editionID, date.description]).map { IssueStanding(revision: $0[0], withdrawn: $0[1]) }
+        }
+    }
+
+    public func restoreIssue(editionID: Int, date: IssueDate, revision: Int) async throws -> Bool {
+        try await pool.write { db in
+            let day = date.description
+            try db.cachedStatement(sql: """
+                UPDATE issues SET withdrawn_at = NULL
+                WHERE edition_id = ? AND date = ? AND revision = ? AND withdrawn_at IS NOT NULL
+                """).execute(arguments: [editionID, day, revision])
+            guard db.changesCount == 1 else { return false }
+            try deletePageTexts(db, editionID: editionID, date: date)
+            try db.cachedStatement(sql: """
+                INSERT INTO page_texts (key, edition_id, date, number, text)
+                SELECT key, edition_id, date, number, text FROM withdrawn_page_texts WHERE edition_id = ? AND date = ?
+                """).execute(arguments: [editionID, day])
+            try db.cachedStatement(sql: "DELETE FROM withdrawn_page_texts WHERE edition_id = ? AND date = ?")
+                .execute(arguments: [editionID, day])
+            return true
         }
     }
 

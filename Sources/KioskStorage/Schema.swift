@@ -192,14 +192,7 @@ public enum KioskSchema {
                 CREATE TABLE catalogue_version (id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL);
                 INSERT INTO catalogue_version (id, version) VALUES (1, 1);
                 """)
-            for table in Self.catalogueTables {
-                for event in ["INSERT", "UPDATE", "DELETE"] {
-                    try db.execute(sql: """
-                        CREATE TRIGGER \(table)_\(event.lowercased())_changes_catalogue AFTER \(event) ON \(table)
-                        BEGIN UPDATE catalogue_version SET version = version + 1 WHERE id = 1; END
-                        """)
-                }
-            }
+            for table in Self.catalogueTables { try Self.createCatalogueTriggers(on: table, db) }
         }
         // The text of published pages, for `cercar`. `key` is the page's place in search order
         // (`PageSearchKey`: newest day first, then edition id, then page number, as descending keys), so the
@@ -244,6 +237,35 @@ public enum KioskSchema {
                 t.column("after", .text).notNull()
             }
         }
+        // API clients, publishers and operators, owned like the catalogue (`catalogue_source`). A change
+        // bumps the catalogue version, so every instance's authentication rereads them at its next request.
+        migrator.registerMigration("v8: accounts") { db in
+            try db.execute(sql: """
+                CREATE TABLE accounts (
+                    kind TEXT NOT NULL CHECK (kind IN ('api_client', 'publisher', 'operator')),
+                    username TEXT NOT NULL,
+                    password_hash TEXT NOT NULL,
+                    role TEXT CHECK (role IN ('operator', 'editor') AND kind = 'operator' OR role IS NULL AND kind != 'operator'),
+                    PRIMARY KEY (kind, username)
+                ) WITHOUT ROWID
+                """)
+            try Self.createCatalogueTriggers(on: "accounts", db)
+        }
+        // The page texts of withdrawn issues, moved here by a withdraw (with their search keys) and back by
+        // a restore; dropped by a republish. Never searched: no index.
+        migrator.registerMigration("v9: page texts of withdrawn issues") { db in
+            try db.execute(sql: """
+                CREATE TABLE withdrawn_page_texts (
+                    key INTEGER NOT NULL,
+                    edition_id INTEGER NOT NULL,
+                    date TEXT NOT NULL,
+                    number INTEGER NOT NULL,
+                    text TEXT NOT NULL,
+                    PRIMARY KEY (edition_id, date, number),
+                    FOREIGN KEY (edition_id, date) REFERENCES issues ON DELETE CASCADE
+                )
+                """)
+        }
         // Every bundle built, at publish or on first demand, for the console's figures of a period.
         migrator.registerMigration("v10: bundle builds") { db in
             try db.create(table: "bundle_builds") { t in
@@ -257,6 +279,16 @@ public enum KioskSchema {
             try db.create(index: "bundle_builds_by_time", on: "bundle_builds", columns: ["time"])
         }
         return migrator
+    }
+
+    /// The triggers that bump `catalogue_version` on any change to `table`.
+    static func createCatalogueTriggers(on table: String, _ db: Database) throws {
+        for event in ["INSERT", "UPDATE", "DELETE"] {
+            try db.execute(sql: """
+                CREATE TRIGGER \(table)_\(event.lowercased())_changes_catalogue AFTER \(event) ON \(table)
+                BEGIN UPDATE catalogue_version SET version = version + 1 WHERE id = 1; END
+                """)
+        }
     }
 
     /// The tables catalogue answers (`getEdicions`, `getDarrersEdicio`, `getEdicio`'s contents) are read from.

@@ -48,12 +48,11 @@ struct RuntimeFactory: Sendable {
         if let metrics {
             dispatcher.observer = { method, fault, seconds in metrics.observeXMLRPC(method: method, faultCode: fault?.code, seconds: seconds) }
         }
-        let publishers = BasicAuthenticator(accounts: configuration.publishers)
         let publishing = PublishEndpoint(publisher: editions.publisher(), pdfOptions: configuration.pdf.importOptions,
                                          maxUploadBytes: Int64(configuration.limits.maxUploadBytes), logger: logger)
         return KioskRuntime(
             configuration: configuration, environment: environment, dispatcher: dispatcher,
-            apiClients: BasicAuthenticator(accounts: configuration.apiClients), publishers: publishers,
+            accounts: StoredAccounts(store: store),
             delivery: delivery, publishing: publishing,
             readerSessions: WebSessions(
                 cookieName: "kiosk_reader", path: "/web", secret: secrets.webSessionKey,

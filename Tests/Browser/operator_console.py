@@ -74,8 +74,11 @@ try:
     report["newest_after_upload"] = other.epquiosc.getDarrersEdicio("quiosc", "", 8, "", 1, "DESC")[0]["data"]
     navigating(driver.find_element(By.ID, "upload-refresh"))
     navigating(driver.find_element(By.CSS_SELECTOR, "#issue-2025-07-01 button[type=submit]"))
-    report["listed_after_withdraw"] = len(driver.find_elements(By.ID, "issue-2025-07-01"))
+    report["listed_after_withdraw"] = driver.find_element(By.ID, "issue-2025-07-01").get_attribute("class")
     report["newest_after_withdraw"] = other.epquiosc.getDarrersEdicio("quiosc", "", 8, "", 1, "DESC")[0]["data"]
+    navigating(driver.find_element(By.CSS_SELECTOR, "#issue-2025-07-01 button[type=submit]"))
+    report["class_after_restore"] = driver.find_element(By.ID, "issue-2025-07-01").get_attribute("class")
+    report["newest_after_restore"] = other.epquiosc.getDarrersEdicio("quiosc", "", 8, "", 1, "DESC")[0]["data"]
 
     # Add a reader and a subscription; registrar on the other instance returns it.
     navigating(driver.find_element(By.LINK_TEXT, "Lectors"))

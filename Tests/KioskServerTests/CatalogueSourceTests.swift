@@ -60,11 +60,37 @@ import Testing
         let reloaded = try KioskConfiguration.load(from: exported)
         #expect(reloaded.catalogue.apps.first { $0.key == "quiosc" }?.demoQuota == 1)
         #expect(reloaded.catalogue.tariffLines.count == 4 && reloaded.catalogue.editions.count == 3)
+        #expect(reloaded.apiClients.map(\.username) == ["kiosk"] && reloaded.publishers.map(\.username) == ["publisher"],
+                "the accounts are exported too")
 
         // Apply: the file wins, on purpose.
         let apply = try await ServerProcess.run(["config", "apply", "--config", config], environment: Self.environment)
         #expect(apply.status == 0, "\(apply.errors)")
         #expect(apply.output.contains("update app quiosc (demo quota 3)"))
         #expect(try await Self.quota(database, "quiosc") == 3)
+    }
+
+    /// Accounts follow the catalogue's rule: an install from before they were stored gets the file's once;
+    /// after that a different file is reported, not applied, until `config apply` (force).
+    @Test func theFilesAccountsSeedAnEmptyTableOnceThenAreReportedLikeTheCatalogue() async throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var configuration = try KioskConfiguration.load(from: try writeTestConfiguration(in: directory))
+        configuration.catalogueSource = .console
+        let store = try SQLiteKioskStore(path: directory.appendingPathComponent("kiosk.sqlite").path)
+        var withoutAccounts = configuration.catalogue
+        withoutAccounts.accounts = []
+        try await store.syncCatalogue(withoutAccounts, dryRun: false)
+
+        let seeded = try await configuration.syncCatalogue(into: store)
+        #expect(seeded.applied == ["add account api_client:kiosk", "add account publisher:publisher"])
+        #expect(seeded.keptFromConsole.isEmpty)
+
+        configuration.apiClients[0].passwordHash = configuration.publishers[0].passwordHash
+        let kept = try await configuration.syncCatalogue(into: store)
+        #expect(kept.applied.isEmpty && kept.keptFromConsole == ["set password of account api_client:kiosk"])
+        #expect(try await configuration.syncCatalogue(into: store, force: true).applied == ["set password of account api_client:kiosk"])
+        #expect(try await store.accounts().first { $0.kind == .apiClient }?.passwordHash == configuration.publishers[0].passwordHash)
+        await store.close()
     }
 }

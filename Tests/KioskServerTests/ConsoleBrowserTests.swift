@@ -51,11 +51,13 @@ import Testing
         let phases = (report["phases"] as? String ?? "").split(separator: " ").map(String.init)
         #expect(phases.first == "rendering" && phases.contains("bundling"), "the server's progress reached the page: \(phases)")
         #expect(report["newest_after_upload"] as? String == "2025-07-01")
-        #expect(report["listed_after_withdraw"] as? Int == 0)
+        #expect(report["listed_after_withdraw"] as? String == "withdrawn", "still listed, as withdrawn")
         #expect(report["newest_after_withdraw"] as? String == "2025-05-31")
+        #expect(report["class_after_restore"] as? String == "", "restored: no longer marked withdrawn")
+        #expect(report["newest_after_restore"] as? String == "2025-07-01", "the other instance sees it again")
         #expect(report["reader_row"] as? String == "1 → 2030-12-31")
         #expect(report["registrar"] as? [String] == ["Núria Pons", "2030-12-31"])
-        #expect(report["audit"] as? [String] == ["reader.subscribe", "reader.add", "issue.withdraw", "issue.publish", "app.quota"])
+        #expect(report["audit"] as? [String] == ["reader.subscribe", "reader.add", "issue.restore", "issue.withdraw", "issue.publish", "app.quota"])
         #expect((report["page_bytes"] as? Int).map { $0 < 100_000 } == true)
     }
 

@@ -208,7 +208,7 @@ import Testing
         let current = metered.kiosk.runtime.runtime
         metered.kiosk.runtime.replace(with: KioskRuntime(
             configuration: current.configuration, environment: current.environment, dispatcher: current.dispatcher,
-            apiClients: current.apiClients, publishers: current.publishers, delivery: delivery, publishing: current.publishing,
+            accounts: current.accounts, delivery: delivery, publishing: current.publishing,
             readerSessions: current.readerSessions, console: current.console))
         let router = buildRouter(runtime: metered.kiosk.runtime, metrics: metered.metrics)
         let app = Application(router: router, logger: Logger(label: "test"))

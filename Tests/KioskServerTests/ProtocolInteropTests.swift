@@ -25,7 +25,7 @@ import XMLRPC
         }
         kiosk.runtime.replace(with: KioskRuntime(
             configuration: current.configuration, environment: current.environment, dispatcher: dispatcher,
-            apiClients: current.apiClients, publishers: current.publishers,
+            accounts: current.accounts,
             delivery: current.delivery, publishing: current.publishing, readerSessions: current.readerSessions, console: current.console))
         return kiosk
     }

@@ -67,3 +67,66 @@ extension StoreConformance {
         #expect(try await store.activity(from: next.adding(days: -1), through: next).bundleBuilds == 2)
     }
 }
+
+extension StoreConformance {
+    /// Accounts are kept like the catalogue: a sync makes them exactly the catalogue's (added, password
+    /// and role changed, removed), reported without a hash, read back by kind and username, and every
+    /// change bumps the catalogue version (what makes each instance's authentication reread them).
+    func accounts() async throws {
+        let store = try await store()
+        #expect(try await store.accounts().isEmpty)
+        var catalogue = try await store.catalogue()
+        catalogue.accounts = [
+            Account(kind: .publisher, username: "premsa", passwordHash: "$2b$04$publisher"),
+            Account(kind: .operator, username: "marta", passwordHash: "$2b$04$marta", role: .operator),
+            Account(kind: .apiClient, username: "kiosk", passwordHash: "$2b$04$kiosk"),
+            Account(kind: .operator, username: "edi", passwordHash: "$2b$04$edi", role: .editor),
+        ]
+        let version = try await store.catalogueVersion()
+        #expect(try await store.syncCatalogue(catalogue, dryRun: true).count == 4)
+        #expect(try await store.accounts().isEmpty, "a dry run changes nothing")
+        #expect(try await store.syncCatalogue(catalogue, dryRun: false)
+                == ["add account api_client:kiosk", "add account operator:edi (editor)", "add account operator:marta (operator)",
+                    "add account publisher:premsa"], "by kind and username")
+        #expect(try await store.catalogueVersion() > version)
+        let stored = try await store.accounts()
+        #expect(stored.map(\.label) == ["api_client:kiosk", "operator:edi", "operator:marta", "publisher:premsa"])
+        #expect(stored.map(\.role) == [nil, .editor, .operator, nil])
+        #expect(try await store.catalogue().accounts == stored)
+        #expect(try await store.syncCatalogue(catalogue, dryRun: false).isEmpty, "idempotent")
+
+        let unchanged = try await store.catalogueVersion()
+        catalogue.accounts = [
+            Account(kind: .apiClient, username: "kiosk", passwordHash: "$2b$04$new-kiosk"),
+            Account(kind: .operator, username: "edi", passwordHash: "$2b$04$edi", role: .operator),
+            Account(kind: .operator, username: "marta", passwordHash: "$2b$04$marta", role: .operator),
+        ]
+        let changes = try await store.syncCatalogue(catalogue, dryRun: false)
+        #expect(changes == ["remove account publisher:premsa", "set password of account api_client:kiosk",
+                            "set role of account operator:edi to operator"])
+        #expect(!changes.joined().contains("$2b$"), "no hash in the report")
+        #expect(try await store.catalogueVersion() > unchanged)
+        #expect(try await store.accounts().map(\.passwordHash) == ["$2b$04$new-kiosk", "$2b$04$edi", "$2b$04$marta"])
+        #expect(try await store.accounts().map(\.role) == [nil, .operator, .operator])
+    }
+}
+
+extension StoreConformance {
+    /// The console's issues page in one read: an edition's issues newest first, withdrawn ones included
+    /// and marked, each with its revision, page count and bundle.
+    func editionIssues() async throws {
+        let store = try await store()
+        for day in 27...30 { try await store.publishTestIssue(edition: 1, date: "2025-05-\(day)", pages: day - 25, bundle: day != 28) }
+        try await store.publishTestIssue(edition: 2, date: "2025-05-31")
+        try await store.publishTestIssue(edition: 1, date: "2025-05-30", pages: 2)
+        #expect(try await store.withdrawIssue(editionID: 1, date: Self.date("2025-05-29"), at: Self.t0 + 7))
+        let issues = try await store.editionIssues(editionID: 1, limit: 3)
+        #expect(issues.map(\.date.description) == ["2025-05-30", "2025-05-29", "2025-05-28"], "newest first, withdrawn included")
+        #expect(issues.map(\.revision) == [2, 1, 1] && issues.map(\.pageCount) == [2, 4, 3])
+        #expect(issues.map(\.withdrawnAt) == [nil, Self.t0 + 7, nil])
+        #expect(issues[0].bundle == TestIssues.bundle(edition: 1, date: Self.date("2025-05-30"), revision: 2))
+        #expect(issues[2].bundle == nil)
+        #expect(try await store.editionIssues(editionID: 1, limit: 10).count == 4)
+        #expect(try await store.editionIssues(editionID: 8, limit: 10).isEmpty)
+    }
+}

@@ -84,3 +84,41 @@ extension StoreConformance {
         #expect(try await store.issueContents(editionID: 2, date: Self.date("2025-05-10"))?.pages.count == 3)
     }
 }
+
+extension StoreConformance {
+    /// A withdrawn issue is neither listed nor found; restored, it is both again, with the same pages found;
+    /// restoring needs the withdrawn revision; a republish drops the text kept at the withdrawal.
+    func restoring() async throws {
+        let store = try await store()
+        try await Self.publish(store, edition: 1, date: "2025-05-01", texts: ["El ple de Girona", nil, "Girona i Salt"])
+        try await Self.publish(store, edition: 1, date: "2025-04-30", texts: ["Figueres"])
+        let may1 = Self.date("2025-05-01")
+        func listed() async throws -> [String] {
+            try await store.issues(editionID: 1, from: nil, direction: .descending, limit: 5).map(\.date.description)
+        }
+        #expect(try await store.issueStanding(editionID: 1, date: may1) == IssueStanding(revision: 1, withdrawn: false))
+        #expect(try await store.issueStanding(editionID: 1, date: Self.date("2020-01-01")) == nil)
+        #expect(try await store.restoreIssue(editionID: 1, date: may1, revision: 1) == false, "not withdrawn")
+
+        #expect(try await store.withdrawIssue(editionID: 1, date: may1, at: Self.t0))
+        #expect(try await Self.search(store, "girona") == [])
+        #expect(try await listed() == ["2025-04-30"])
+        #expect(try await store.issueStanding(editionID: 1, date: may1) == IssueStanding(revision: 1, withdrawn: true))
+        #expect(try await store.restoreIssue(editionID: 1, date: may1, revision: 2) == false, "another revision")
+
+        let version = try await store.catalogueVersion()
+        #expect(try await store.restoreIssue(editionID: 1, date: may1, revision: 1))
+        #expect(try await store.catalogueVersion() > version)
+        #expect(try await Self.search(store, "girona") == ["1 2025-05-01 1", "1 2025-05-01 3"])
+        #expect(try await listed() == ["2025-05-01", "2025-04-30"])
+        #expect(try await store.restoreIssue(editionID: 1, date: may1, revision: 1) == false, "already visible")
+
+        // Withdrawn, then published again with other text: the kept text is gone for good.
+        #expect(try await store.withdrawIssue(editionID: 1, date: may1, at: Self.t0))
+        try await Self.publish(store, edition: 1, date: "2025-05-01", texts: ["Banyoles"])
+        #expect(try await store.withdrawIssue(editionID: 1, date: may1, at: Self.t0))
+        #expect(try await store.restoreIssue(editionID: 1, date: may1, revision: 2))
+        #expect(try await Self.search(store, "girona") == [])
+        #expect(try await Self.search(store, "banyoles") == ["1 2025-05-01 1"])
+    }
+}

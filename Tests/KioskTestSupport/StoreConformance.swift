@@ -13,7 +13,7 @@ public struct StoreConformance: Sendable {
         case catalogueSync, catalogueLookups, editionListings, issueListings, issueContents, publishing
         case users, subscriptions, identities, importedIdentities, activity, downloads
         case demoQuota, demoGrants, signInFailures, statistics, catalogueVersion, search
-        case console
+        case console, accounts, editionIssues, restoring
     }
 
     let makeStore: StoreFactory
@@ -41,6 +41,9 @@ public struct StoreConformance: Sendable {
         case .statistics: try await statistics()
         case .catalogueVersion: try await catalogueVersion()
         case .console: try await console()
+        case .accounts: try await accounts()
+        case .editionIssues: try await editionIssues()
+        case .restoring: try await restoring()
         case .search: try await search()
         }
     }

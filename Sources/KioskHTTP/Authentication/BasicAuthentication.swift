@@ -24,14 +24,15 @@ package struct BasicCredentials: Sendable {
     }
 }
 
-/// Checks HTTP Basic credentials against bcrypt hashes from the configuration.
+/// Checks HTTP Basic credentials against bcrypt hashes (stored accounts, or the file's metrics scrapers).
 ///
 /// bcrypt is slow on purpose, so a verified credential is remembered by its SHA-256 (never in clear),
 /// and so is a refused one (bounded): a client pays the hash once, not on every call. Concurrent
 /// requests with the same uncached credentials share one check (a freshly started instance behind a
 /// load balancer gets many at once).
 package final class BasicAuthenticator: Sendable {
-    private let hashes: [String: String]
+    /// Username -> bcrypt hash.
+    package let hashes: [String: String]
     private let verifier: PasswordHashing
     private let cache = NIOLockedValueBox(Cache())
     private static let cacheLimit = 10_000
@@ -42,9 +43,14 @@ package final class BasicAuthenticator: Sendable {
         package var checking: [SHA256Digest: Task<Bool, Never>] = [:]
     }
 
-    package init(accounts: [KioskConfiguration.Credential], verifier: PasswordHashing = PasswordHashing()) {
-        self.hashes = Dictionary(accounts.map { ($0.username, $0.passwordHash) }, uniquingKeysWith: { first, _ in first })
+    package init(hashes: [String: String], verifier: PasswordHashing = PasswordHashing()) {
+        self.hashes = hashes
         self.verifier = verifier
+    }
+
+    package convenience init(accounts: [KioskConfiguration.Credential], verifier: PasswordHashing = PasswordHashing()) {
+        self.init(hashes: Dictionary(accounts.map { ($0.username, $0.passwordHash) }, uniquingKeysWith: { first, _ in first }),
+                  verifier: verifier)
     }
 
     package var isEmpty: Bool { hashes.isEmpty }
@@ -92,13 +98,13 @@ package struct BasicAuthenticationMiddleware: RouterMiddleware {
     package typealias Context = KioskRequestContext
     package let realm: String
     package let message: String
-    /// The realm's accounts for this request (they follow configuration reloads); nil: no credentials needed.
-    package let accounts: @Sendable (Context) -> BasicAuthenticator?
+    /// The realm's accounts for this request (stored accounts as of now); nil: no credentials needed.
+    package let accounts: @Sendable (Context) async throws -> BasicAuthenticator?
     package let drainLimit: @Sendable (Context) -> Int
 
     package func handle(_ request: Request, context: Context,
                 next: (Request, Context) async throws -> Response) async throws -> Response {
-        guard let authenticator = accounts(context) else { return try await next(request, context) }
+        guard let authenticator = try await accounts(context) else { return try await next(request, context) }
         guard let username = await authenticator.authenticate(request) else {
             context.logger.info("refused: missing or wrong credentials", metadata: ["realm": .string(realm)])
             throw KioskHTTPError.unauthorized(realm: realm, message, closesConnection: !Self.bodyIsSmall(request, limit: drainLimit(context)))
@@ -116,10 +122,12 @@ package struct BasicAuthenticationMiddleware: RouterMiddleware {
 }
 
 extension BasicAuthenticationMiddleware {
-    /// The reader apps' API clients (`api_clients`), realm `kiosk`; bodies up to the XML-RPC limit are drained.
+    /// The reader apps' API clients (stored accounts of kind `api_client`), realm `kiosk`; bodies up to the
+    /// XML-RPC limit are drained.
     package static let apiClients = Self(realm: "kiosk", message: "authentication required",
-                                 accounts: { $0.runtime.apiClients }, drainLimit: { $0.runtime.configuration.limits.maxBodyBytes })
-    /// Publishers (`publishers`), realm `kiosk publishers`.
+                                 accounts: { try await $0.runtime.accounts.current().apiClients },
+                                 drainLimit: { $0.runtime.configuration.limits.maxBodyBytes })
+    /// Publishers (stored accounts of kind `publisher`), realm `kiosk publishers`.
     package static let publishers = Self(realm: "kiosk publishers", message: "Publisher credentials are required (HTTP Basic).",
-                                 accounts: { $0.runtime.publishers }, drainLimit: { _ in 8 << 20 })
+                                 accounts: { try await $0.runtime.accounts.current().publishers }, drainLimit: { _ in 8 << 20 })
 }

@@ -19,6 +19,8 @@ import KioskFiles
 ///   `rendering` member); `400` for an unusable or unsafe archive,
 ///   `413` over a limit, `422` when the issue itself is refused; every refusal lists what and where.
 /// - `DELETE /publish/{edicio_id}/{date}`: withdraws the issue (`200`, or `404` when none is visible).
+/// - `POST /publish/{edicio_id}/{date}/restore`: brings a withdrawn issue back as it was (`200`; `404` when
+///   it was never published, `409` when it is visible, `410` when its files are gone).
 package struct PublishEndpoint: Sendable {
     package let publisher: IssuePublisher
     /// Publishes PDF-only uploads, and hands the others to `publisher`.
@@ -150,6 +152,18 @@ package struct PublishEndpoint: Sendable {
                                                       "date": .stringConvertible(date), "withdrawn": .stringConvertible(withdrawn)])
         return try JSONResponse.response(withdrawn ? .ok : .notFound,
                                          Withdrawal(edition: editionID, date: date.description, withdrawn: withdrawn))
+    }
+
+    package func restore(publisherName: String, editionText: String?, dateText: String?) async throws -> Response {
+        guard let editionID = editionText.flatMap({ Int($0) }), editionID > 0, let date = dateText.flatMap({ IssueDate($0) }) else {
+            throw KioskHTTPError.badRequest("Use /publish/{edicio_id}/{YYYY-MM-DD}/restore with a positive edition number and a real day.")
+        }
+        let revision: Int
+        do { revision = try await publisher.restore(editionID: editionID, date: date) }
+        catch let refused as IssueRestoreRefused { throw KioskHTTPError.refused(refused) }
+        logger.notice("restore over HTTP", metadata: ["publisher": .string(publisherName), "edition": .stringConvertible(editionID),
+                                                     "date": .stringConvertible(date), "revision": .stringConvertible(revision)])
+        return try JSONResponse.response(.ok, Restoration(edition: editionID, date: date.description, restored: true, revision: revision))
     }
 
     /// The media type of a progress-reporting answer (one JSON document per line).
@@ -286,6 +300,14 @@ package struct PublishEndpoint: Sendable {
         var withdrawn: Bool
     }
 
+    /// The restore answer.
+    package struct Restoration: Encodable {
+        var edition: Int
+        var date: String
+        var restored: Bool
+        var revision: Int
+    }
+
     /// Reads and discards what is left of a refused request's body, up to 8 MiB, so that the answer reaches
     /// a client still sending and the connection stays usable. False when more was left: close instead.
     package static func drain(_ body: RequestBody, upTo limit: Int = 8 << 20) async -> Bool {
@@ -311,6 +333,10 @@ package struct PublishController: Sendable {
     package func addRoutes(to group: RouterGroup<KioskRequestContext>) {
         group.put("publish/{edicio_id}/{date}") { request, context in
             try await endpoint(context).publish(request, publisherName: context.authenticatedUser ?? "",
+                                                editionText: context.parameters.get("edicio_id"), dateText: context.parameters.get("date"))
+        }
+        group.post("publish/{edicio_id}/{date}/restore") { _, context in
+            try await endpoint(context).restore(publisherName: context.authenticatedUser ?? "",
                                                 editionText: context.parameters.get("edicio_id"), dateText: context.parameters.get("date"))
         }
         group.delete("publish/{edicio_id}/{date}") { request, context in

@@ -70,32 +70,68 @@ struct PublishCommand: AsyncParsableCommand {
     }
 }
 
-/// `KioskServer withdraw --edition ID --date YYYY-MM-DD`: hides a published issue from readers.
-struct WithdrawCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "withdraw",
-        abstract: "Hide a published issue from readers (publish it again to bring it back).")
-
-    @OptionGroup var options: StoreOptions
-
+/// The issue `withdraw` and `restore` act on, and the publisher they act through.
+struct IssueOptions: ParsableArguments {
     @Option(help: "Edition id (EDICIO_ID).")
     var edition: Int
 
     @Option(help: "Issue date, YYYY-MM-DD.")
     var date: String
 
-    func run() async throws {
+    func day() throws -> IssueDate {
         guard let day = IssueDate(date) else { throw ValidationError("--date must be a real day written YYYY-MM-DD, got \(date)") }
+        return day
+    }
+
+    /// The publisher of the configuration's store and editions directory.
+    func publisher(_ options: StoreOptions) async throws -> IssuePublisher {
         let configuration = try options.loadConfiguration()
         let store = try await StoreOptions.openStore(configuration)
         let directory = try EditionsDirectory(path: configuration.server.editions)
-        let publisher = IssuePublisher(directory: directory, registry: store,
-                                       publicationName: { try await store.publicationName(id: $0) },
-                                       logger: Logger(label: "kiosk.publish", factory: { _ in SwiftLogNoOpLogHandler() }))
+        return IssuePublisher(directory: directory, registry: store,
+                              publicationName: { try await store.publicationName(id: $0) },
+                              logger: Logger(label: "kiosk.publish", factory: { _ in SwiftLogNoOpLogHandler() }))
+    }
+}
+
+/// `KioskServer withdraw --edition ID --date YYYY-MM-DD`: hides a published issue from readers.
+struct WithdrawCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "withdraw",
+        abstract: "Hide a published issue from readers (`restore` brings it back).")
+
+    @OptionGroup var options: StoreOptions
+    @OptionGroup var issue: IssueOptions
+
+    func run() async throws {
+        let (edition, day) = (issue.edition, try issue.day())
+        let publisher = try await issue.publisher(options)
         if try await publisher.withdraw(editionID: edition, date: day) {
             printOutput("withdrew edition \(edition) \(day)")
         } else {
             printError("edition \(edition) has no visible issue on \(day); nothing changed")
+            throw ExitCode.failure
+        }
+    }
+}
+
+/// `KioskServer restore --edition ID --date YYYY-MM-DD`: brings a withdrawn issue back to readers.
+struct RestoreCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "restore",
+        abstract: "Bring a withdrawn issue back to readers as it was (its files and searchable text).")
+
+    @OptionGroup var options: StoreOptions
+    @OptionGroup var issue: IssueOptions
+
+    func run() async throws {
+        let (edition, day) = (issue.edition, try issue.day())
+        let publisher = try await issue.publisher(options)
+        do {
+            let revision = try await publisher.restore(editionID: edition, date: day)
+            printOutput("restored edition \(edition) \(day) (revision \(revision))")
+        } catch let refused as IssueRestoreRefused {
+            printError(refused.description + "; nothing changed")
             throw ExitCode.failure
         }
     }

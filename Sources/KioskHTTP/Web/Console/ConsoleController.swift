@@ -5,7 +5,7 @@ import KioskConfig
 import KioskModels
 
 /// The operator console at `/admin`: sign-in with a session cookie and lock-out, the dashboard, apps
-/// (demo quota, tariff lines), issues (upload with progress, withdraw), readers, and the audit log.
+/// (demo quota, tariff lines), issues (upload with progress, withdraw, restore), readers, accounts, and the audit log.
 ///
 /// Every form carries a CSRF token bound to the session (the sign-in form, to a nonce cookie); every
 /// change is validated like the configuration file, written to the database (so every instance sees it
@@ -23,8 +23,11 @@ package struct ConsoleController {
         group.get("/admin/issues", use: console { page, request in try await page.issues(request) })
         group.put("/admin/issues/:edition/:date", use: console { page, request in try await page.upload(request) })
         group.post("/admin/issues/:edition/:date/withdraw", use: console { page, _ in try await page.withdraw() })
+        group.post("/admin/issues/:edition/:date/restore", use: console { page, _ in try await page.restore() })
         group.get("/admin/readers", use: console { page, request in try await page.readers(request) })
         group.post("/admin/readers", use: console { page, request in try await page.changeReader(request) })
+        group.get("/admin/accounts", use: console { page, _ in try await page.accounts() })
+        group.post("/admin/accounts", use: console { page, request in try await page.changeAccount(request) })
         group.get("/admin/audit", use: console { page, _ in try await page.audit() })
         group.get("/admin/console.js") { _, _ in
             Response(status: .ok, headers: [.contentType: "text/javascript; charset=utf-8", .cacheControl: "no-cache"],

@@ -6,7 +6,8 @@ import KioskModels
 
 /// One request of a signed-in operator: who, in what language, with what store; and the console's pages.
 struct ConsolePage: Sendable {
-    let operatorEntry: KioskConfiguration.OperatorEntry
+    /// The signed-in operator, as stored.
+    let operatorAccount: Account
     let session: WebSessions.Session
     let sessions: WebSessions
     let runtime: KioskRuntime
@@ -17,15 +18,15 @@ struct ConsolePage: Sendable {
     let now: Int64
     var form: WebForm?
 
-    /// Nil when the request has no valid session of a configured operator.
+    /// Nil when the request has no valid session of a stored operator (one removed since is signed out).
     init?(request: Request, context: KioskRequestContext) async throws {
         runtime = context.runtime
         sessions = runtime.console.sessions
         now = runtime.environment.service.clock.now
         guard let session = sessions.session(of: request, now: now),
-              let entry = runtime.configuration.operators.first(where: { $0.username == session.payload }) else { return nil }
+              let account = try await runtime.accounts.current().operators[session.payload] else { return nil }
         self.session = session
-        operatorEntry = entry
+        operatorAccount = account
         database = runtime.console.database
         language = WebLanguage(acceptLanguage: request.headers[.acceptLanguage])
         parameters = context.parameters
@@ -35,30 +36,51 @@ struct ConsolePage: Sendable {
     var text: [String: String] { language.consoleStrings }
     func acceptsCSRF(_ token: String) -> Bool { sessions.acceptsCSRF(token, binding: session.cookie) }
 
-    private func requireConfiguring() throws {
-        guard operatorEntry.role.mayConfigure else { throw KioskHTTPError.forbidden(text["not_allowed"] ?? "") }
+    var role: OperatorRole { operatorAccount.role ?? .editor }
+
+    /// An operator's catalogue change may go ahead only when the database owns the catalogue
+    /// (`catalogue_source: console`); otherwise `409` with the page's explanation (`explanation` key).
+    func requireEditableCatalogue(_ explanation: String) throws {
+        try requireConfiguring()
+        guard runtime.configuration.catalogueSource == .console else { throw KioskHTTPError(.conflict, text[explanation] ?? "") }
     }
 
-    private func render(_ template: String, _ title: String, _ content: Any, notice: String? = nil,
+    /// What is wrong with `catalogue` as the configuration file would say it (the key's path and the
+    /// rule), or nil when it is valid.
+    func problem(with catalogue: Catalogue) throws -> String? {
+        do {
+            try runtime.configuration.replacingCatalogue(with: catalogue).validate(file: "console")
+            return nil
+        } catch let error as ConfigurationError {
+            return error.description.replacingOccurrences(of: "console: ", with: "")
+        }
+    }
+
+    func requireConfiguring() throws {
+        guard role.mayConfigure else { throw KioskHTTPError.forbidden(text["not_allowed"] ?? "") }
+    }
+
+    func render(_ template: String, _ title: String, _ content: Any, notice: String? = nil,
                         status: HTTPResponse.Status = .ok) -> Response {
         var links = [("/admin", text["dashboard"] ?? ""), ("/admin/issues", text["issues"] ?? "")]
-        if operatorEntry.role.mayConfigure {
-            links += [("/admin/apps", text["apps"] ?? ""), ("/admin/readers", text["readers"] ?? ""), ("/admin/audit", text["audit"] ?? "")]
+        if role.mayConfigure {
+            links += [("/admin/apps", text["apps"] ?? ""), ("/admin/readers", text["readers"] ?? ""),
+                      ("/admin/accounts", text["accounts"] ?? ""), ("/admin/audit", text["audit"] ?? "")]
         }
         let frame = ConsoleRendering.Frame(
-            operatorName: operatorEntry.username, role: text[operatorEntry.role.rawValue] ?? operatorEntry.role.rawValue,
+            operatorName: operatorAccount.username, role: text[role.rawValue] ?? role.rawValue,
             csrf: sessions.csrfToken(session),
             links: links.map { .init(href: $0.0, label: $0.1, current: $0.0 == path) }, notice: notice)
         return ConsoleRendering.page(status, template: template, title: title, language: language, frame: frame,
                                      content: content)
     }
 
-    private func redirect(_ location: String) -> Response {
+    func redirect(_ location: String) -> Response {
         Response(status: .seeOther, headers: [.location: location, .cacheControl: "no-store"])
     }
 
-    private func audit(_ action: String, _ subject: String, before: String = "", after: String = "") async throws {
-        try await database.recordAudit(AuditEntry(time: now, actor: operatorEntry.username, action: action, subject: subject,
+    func audit(_ action: String, _ subject: String, before: String = "", after: String = "") async throws {
+        try await database.recordAudit(AuditEntry(time: now, actor: operatorAccount.username, action: action, subject: subject,
                                                   before: before, after: after))
     }
 
@@ -120,10 +142,7 @@ struct ConsolePage: Sendable {
     /// One change to an app (`action`: `quota`, `add`, `remove`, `up`, `down`, `access`), validated like the
     /// configuration file and written with the catalogue sync every writer uses.
     func changeApp(_ request: Request) async throws -> Response {
-        try requireConfiguring()
-        guard runtime.configuration.catalogueSource == .console else {
-            throw KioskHTTPError(.conflict, text["managed_by_file"] ?? "")
-        }
+        try requireEditableCatalogue("managed_by_file")
         let form = self.form ?? WebForm.empty
         let key = parameters.get("app") ?? ""
         var catalogue = try await database.catalogue()
@@ -157,11 +176,7 @@ struct ConsolePage: Sendable {
             throw KioskHTTPError.badRequest("unknown action \"\(form.text("action").prefix(32))\"")
         }
         catalogue.tariffLines = catalogue.tariffLines.filter { $0.appKey != key } + lines
-        do {
-            try runtime.configuration.replacingCatalogue(with: catalogue).validate(file: "console")
-        } catch let error as ConfigurationError {
-            return try await apps(notice: error.description.replacingOccurrences(of: "console: ", with: ""), status: .unprocessableContent)
-        }
+        if let problem = try problem(with: catalogue) { return try await apps(notice: problem, status: .unprocessableContent) }
         let changes = try await database.syncCatalogue(catalogue, dryRun: false)
         if !changes.isEmpty {
             try await audit("app." + form.text("action"), key, before: before,
@@ -181,11 +196,10 @@ struct ConsolePage: Sendable {
         let chosen = request.uri.queryParameters.get("edition").flatMap { Int($0) } ?? catalogue.editions.first?.id
         var issues: [IssuesView.Issue] = []
         if let chosen {
-            for summary in try await database.issues(editionID: chosen, from: nil, direction: .descending, limit: 60) {
-                guard let contents = try await database.issueContents(editionID: chosen, date: summary.date) else { continue }
-                issues.append(.init(date: summary.date.description, pages: contents.pages.count, revision: contents.revision,
-                                    bundleSize: contents.bundle.map { String($0.size) } ?? "—",
-                                    sha256: contents.bundle?.sha256 ?? "—"))
+            issues = try await database.editionIssues(editionID: chosen, limit: 60).map { issue in
+                IssuesView.Issue(date: issue.date.description, pages: issue.pageCount, revision: issue.revision,
+                                 bundleSize: issue.bundle.map { String($0.size) } ?? "—", sha256: issue.bundle?.sha256 ?? "—",
+                                 withdrawn: issue.withdrawnAt.map(Self.timestamp))
             }
         }
         let view = IssuesView(
@@ -200,7 +214,7 @@ struct ConsolePage: Sendable {
     /// The upload form's `PUT`: the same archive and answers as `PUT /publish`.
     func upload(_ request: Request) async throws -> Response {
         let subject = "\(parameters.get("edition") ?? "")/\(parameters.get("date") ?? "")"
-        return try await runtime.publishing.publish(request, publisherName: "console:" + operatorEntry.username,
+        return try await runtime.publishing.publish(request, publisherName: "console:" + operatorAccount.username,
                                                     editionText: parameters.get("edition"), dateText: parameters.get("date"),
                                                     published: { try await audit("issue.publish", subject) })
     }
@@ -213,6 +227,16 @@ struct ConsolePage: Sendable {
             throw KioskHTTPError.notFound("no visible issue of edition \(edition) on \(date)")
         }
         try await audit("issue.withdraw", "\(edition)/\(date)", before: "published", after: "withdrawn")
+        return redirect("/admin/issues?edition=\(edition)")
+    }
+
+    func restore() async throws -> Response {
+        guard let edition = parameters.get("edition").flatMap({ Int($0) }), let date = parameters.get("date").flatMap({ IssueDate($0) }) else {
+            throw KioskHTTPError.badRequest("the address must name an edition and a YYYY-MM-DD date")
+        }
+        do { _ = try await runtime.publishing.publisher.restore(editionID: edition, date: date) }
+        catch let refused as IssueRestoreRefused { throw KioskHTTPError.refused(refused) }
+        try await audit("issue.restore", "\(edition)/\(date)", before: "withdrawn", after: "published")
         return redirect("/admin/issues?edition=\(edition)")
     }
 

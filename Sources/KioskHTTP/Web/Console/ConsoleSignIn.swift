@@ -3,8 +3,8 @@ import Hummingbird
 import KioskConfig
 import KioskModels
 
-/// The console's sign-in: a form whose CSRF token is bound to a nonce cookie, the operators' bcrypt
-/// hashes from the configuration, and the readers' lock-out policy (failures counted under
+/// The console's sign-in: a form whose CSRF token is bound to a nonce cookie, the stored operators'
+/// bcrypt hashes (`StoredAccounts`), and the readers' lock-out policy (failures counted under
 /// `operator:<name>` in the same table, so every instance counts them together).
 struct ConsoleSignIn {
     static let nonceCookie = "kiosk_console_nonce"
@@ -45,7 +45,7 @@ struct ConsoleSignIn {
             username: "operator:" + username, deviceKey: nil, since: now - Int64(policy.windowSeconds),
             maxFailures: policy.maxFailures, at: now)
         else { return try await self.form(problem: text["locked_out"], status: .tooManyRequests) }
-        let entry = context.runtime.configuration.operators.first { $0.username == username }
+        let entry = try await context.runtime.accounts.current().operators[username]
         guard await service.passwords.verify(password, against: entry?.passwordHash), let entry, !password.isEmpty else {
             return try await self.form(problem: text["wrong_credentials"], status: .unauthorized)
         }

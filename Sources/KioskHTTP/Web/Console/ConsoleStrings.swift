@@ -33,6 +33,13 @@ package enum ConsoleStrings {
         "phase_rendering": "Renderitzant les pàgines", "phase_checking": "Comprovant", "phase_copying": "Copiant", "phase_bundling": "Fent el paquet",
         "phase_committing": "Desant", "phase_done": "Fet",
         "activity": "Activitat", "bundle_builds": "Paquets generats", "sign_in_failures": "Inicis de sessió fallits", "editor": "editor", "operator": "operador",
+        "state": "Estat", "restore": "Restaura", "withdrawn_on": "Retirat el",
+        "accounts": "Comptes", "kind_api_client": "Clients de l'API (aplicacions)", "kind_publisher": "Editors que publiquen (HTTP)",
+        "kind_operator": "Operadors de la consola", "role": "Rol", "add_account": "Afegeix un compte", "password_again": "Repetiu la contrasenya",
+        "password_hint": "Deixeu les dues contrasenyes en blanc per generar-ne una, que es mostrarà només un cop.",
+        "generated_password": "Contrasenya generada (apunteu-la: no es tornarà a mostrar) per a", "make_operator": "Fes-lo operador",
+        "make_editor": "Fes-lo editor", "not_yourself": "No podeu treure ni canviar el rol del vostre propi compte.",
+        "accounts_from_file": "Els comptes vénen del fitxer de configuració (catalogue_source: file): aquí només es mostren.",
     ]
 
     package static let english: [String: String] = [
@@ -58,5 +65,12 @@ package enum ConsoleStrings {
         "phase_rendering": "Rendering the pages", "phase_checking": "Checking", "phase_copying": "Copying", "phase_bundling": "Building the bundle",
         "phase_committing": "Saving", "phase_done": "Done",
         "activity": "Activity", "bundle_builds": "Bundles built", "sign_in_failures": "Failed sign-ins", "editor": "editor", "operator": "operator",
+        "state": "State", "restore": "Restore", "withdrawn_on": "Withdrawn on",
+        "accounts": "Accounts", "kind_api_client": "API clients (apps)", "kind_publisher": "Publishers (HTTP)",
+        "kind_operator": "Console operators", "role": "Role", "add_account": "Add an account", "password_again": "Password again",
+        "password_hint": "Leave both passwords empty to have one generated; it is shown only once.",
+        "generated_password": "Generated password (write it down: it is not shown again) for", "make_operator": "Make operator",
+        "make_editor": "Make editor", "not_yourself": "You cannot remove your own account or change its role.",
+        "accounts_from_file": "The accounts come from the configuration file (catalogue_source: file): shown here only.",
     ]
 }

@@ -24,7 +24,11 @@ struct AppsView {
 
 struct IssuesView {
     struct Edition { var id: Int; var name: String; var selected: Bool }
-    struct Issue { var date: String; var pages: Int; var revision: Int; var bundleSize, sha256: String }
+    struct Issue {
+        var date: String; var pages: Int; var revision: Int; var bundleSize, sha256: String
+        /// When it was withdrawn; nil while readers see it.
+        var withdrawn: String?
+    }
     var editions: [Edition]
     var edition: Int
     var today: String

@@ -22,9 +22,10 @@ extension WebTemplates {
     </section>
     <section aria-labelledby="list-title">
     <h2 id="list-title">{{t.issues}}</h2>
-    <table><thead><tr><th scope="col">{{t.date}}</th><th scope="col">{{t.pages}}</th><th scope="col">{{t.bundle}}</th><th scope="col">SHA-256</th><th scope="col"></th></tr></thead>
-    <tbody>{{#issues}}<tr id="issue-{{date}}"><td>{{date}}</td><td>{{pages}}</td><td>{{bundleSize}}</td><td><code>{{sha256}}</code></td>
-    <td><form method="post" action="/admin/issues/{{edition}}/{{date}}/withdraw"><input type="hidden" name="csrf" value="{{frame.csrf}}"><button type="submit">{{t.withdraw}}</button></form></td></tr>{{/issues}}
+    <table><thead><tr><th scope="col">{{t.date}}</th><th scope="col">{{t.pages}}</th><th scope="col">{{t.bundle}}</th><th scope="col">SHA-256</th><th scope="col">{{t.state}}</th><th scope="col"></th></tr></thead>
+    <tbody>{{#issues}}<tr id="issue-{{date}}"{{#withdrawn}} class="withdrawn"{{/withdrawn}}><td>{{date}}</td><td>{{pages}}</td><td>{{bundleSize}}</td><td><code>{{sha256}}</code></td>
+    <td class="state">{{#withdrawn}}{{t.withdrawn_on}} {{.}}{{/withdrawn}}{{^withdrawn}}{{t.published}}{{/withdrawn}}</td>
+    <td>{{^withdrawn}}<form method="post" action="/admin/issues/{{edition}}/{{date}}/withdraw"><input type="hidden" name="csrf" value="{{frame.csrf}}"><button type="submit">{{t.withdraw}}</button></form>{{/withdrawn}}{{#withdrawn}}<form method="post" action="/admin/issues/{{edition}}/{{date}}/restore"><input type="hidden" name="csrf" value="{{frame.csrf}}"><button type="submit">{{t.restore}}</button></form>{{/withdrawn}}</td></tr>{{/issues}}
     </tbody></table>
     {{^issues}}<p>{{t.no_results}}</p>{{/issues}}
     </section>

@@ -1,0 +1,126 @@
+import Foundation
+import Hummingbird
+import KioskConfig
+import KioskModels
+
+/// The console's accounts page (`/admin/accounts`, operators only): API clients, publishers and operators
+/// as stored. With `catalogue_source: console` they are added, given a new password (typed twice, or
+/// generated and shown once), an operator's role changed, removed (never the signed-in operator's own
+/// account: since only an operator may change accounts, one always remains); with `file` they are shown only. Every
+/// change is validated like the file's accounts, written through the catalogue sync (so every instance
+/// authenticates with it at its next request) and audited without any password or hash.
+extension ConsolePage {
+    /// The least a typed password may have.
+    static let minimumPasswordLength = 8
+
+    func accounts(notice: String? = nil, status: HTTPResponse.Status = .ok) async throws -> Response {
+        try requireConfiguring()
+        let stored = try await database.accounts()
+        let editable = runtime.configuration.catalogueSource == .console
+        let view = AccountsView(editable: editable, kinds: AccountKind.allCases.map { kind in
+            AccountsView.Kind(
+                kind: kind.rawValue, title: text["kind_" + kind.rawValue] ?? kind.rawValue, isOperator: kind == .operator,
+                editable: editable,
+                accounts: stored.filter { $0.kind == kind }.map {
+                    .init(kind: kind.rawValue, username: $0.username, role: $0.role.map { text[$0.rawValue] ?? $0.rawValue },
+                          isEditor: $0.role == .editor, isSelf: kind == .operator && $0.username == operatorAccount.username,
+                          editable: editable)
+                })
+        })
+        return render("console_accounts", text["accounts"] ?? "", view, notice: notice, status: status)
+    }
+
+    /// One change to the accounts (`action`: `add`, `password`, `role`, `remove`).
+    func changeAccount(_ request: Request) async throws -> Response {
+        try requireEditableCatalogue("accounts_from_file")
+        let form = self.form ?? WebForm.empty
+        func refuse(_ message: String) async throws -> Response { try await accounts(notice: message, status: .unprocessableContent) }
+        guard let kind = AccountKind(rawValue: form.text("kind")) else { return try await refuse("kind: must be api_client, publisher or operator") }
+        let username = form.text("username")
+        var catalogue = try await database.catalogue()
+        let index = catalogue.accounts.firstIndex { $0.kind == kind && $0.username == username }
+        let subject = Account(kind: kind, username: username, passwordHash: "").label
+        let before = index.map { Self.describe(catalogue.accounts[$0]) } ?? ""
+        var generated: String?
+        let action = form.text("action")
+        switch action {
+        case "add", "password":
+            guard (action == "add") == (index == nil) else {
+                return try await refuse(action == "add" ? "\(subject): already exists" : "\(subject): no such account")
+            }
+            let password: String
+            switch Self.chosenPassword(form) {
+            case .typed(let typed): password = typed
+            case .generate: password = Self.generatePassword(); generated = password
+            case .refused(let problem): return try await refuse(problem)
+            }
+            let hash = try await runtime.environment.service.passwords.hash(password)
+            if let index {
+                catalogue.accounts[index].passwordHash = hash
+            } else {
+                let role = kind == .operator ? OperatorRole(rawValue: form.text("role")) ?? .editor : nil
+                catalogue.accounts.append(Account(kind: kind, username: username, passwordHash: hash, role: role))
+            }
+        case "role":
+            guard let index, kind == .operator, let role = OperatorRole(rawValue: form.text("role")) else {
+                return try await refuse("role: an operator's role is operator or editor")
+            }
+            if catalogue.accounts[index].username == operatorAccount.username { return try await refuse(text["not_yourself"] ?? "") }
+            catalogue.accounts[index].role = role
+        case "remove":
+            guard let index else { return try await refuse("\(subject): no such account") }
+            if catalogue.accounts[index].label == operatorAccount.label { return try await refuse(text["not_yourself"] ?? "") }
+            catalogue.accounts.remove(at: index)
+        default:
+            throw KioskHTTPError.badRequest("unknown action \"\(action.prefix(32))\"")
+        }
+        if let problem = try problem(with: catalogue) { return try await refuse(problem) }
+        _ = try await database.syncCatalogue(catalogue, dryRun: false)
+        if action == "password" {
+            try await audit("account.password", subject, after: "new password")
+        } else {
+            try await audit("account." + action, subject, before: before,
+                            after: catalogue.accounts.first { $0.kind == kind && $0.username == username }.map(Self.describe) ?? "")
+        }
+        if let generated {
+            let shown = (text["generated_password"] ?? "") + " \(subject): \(generated)"
+            return try await accounts(notice: shown)
+        }
+        return redirect("/admin/accounts#\(kind.rawValue)-\(username.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")")
+    }
+
+    /// What the audit log shows of an account: its kind, name and role, never its hash.
+    static func describe(_ account: Account) -> String {
+        account.label + (account.role.map { " (\($0.rawValue))" } ?? "")
+    }
+
+    enum PasswordChoice: Equatable {
+        case typed(String)
+        case generate
+        case refused(String)
+    }
+
+    /// The form's `password` typed twice (`password2`), or, with both left empty, one to generate.
+    static func chosenPassword(_ form: WebForm) -> PasswordChoice {
+        let password = form["password"] ?? "", again = form["password2"] ?? ""
+        if password.isEmpty && again.isEmpty { return .generate }
+        guard password == again else { return .refused("password: the two passwords differ") }
+        guard password.count >= minimumPasswordLength else {
+            return .refused("password: must have at least \(minimumPasswordLength) characters")
+        }
+        return .typed(password)
+    }
+
+    /// 24 random characters from a 64-letter alphabet (144 bits), from the system's generator.
+    static func generatePassword() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return Base64URL.encode((0..<18).map { _ in UInt8.random(in: 0...255, using: &generator) })
+    }
+}
+
+struct AccountsView {
+    struct Row { var kind, username: String; var role: String?; var isEditor, isSelf, editable: Bool }
+    struct Kind { var kind, title: String; var isOperator, editable: Bool; var accounts: [Row] }
+    var editable: Bool
+    var kinds: [Kind]
+}
