@@ -178,7 +178,7 @@ let package = Package(
         // Shared by the test targets: the store conformance suite, the sample catalogue, issue folders, test doubles.
         .target(
             name: "KioskTestSupport",
-            dependencies: ["KioskModels", "KioskStorage"],
+            dependencies: ["KioskModels", "KioskStorage", "CSystemCalls"],
             path: "Tests/KioskTestSupport",
             swiftSettings: swiftSettings),
 

@@ -73,18 +73,15 @@ struct ProcessResult { var status: Int32; var output: String; var error: String 
 /// Runs a program and collects its output.
 @discardableResult
 func run(_ arguments: [String], input: String? = nil) throws -> ProcessResult {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = arguments
-    let out = Pipe(), err = Pipe()
-    process.standardOutput = out
-    process.standardError = err
-    try process.run()
-    let output = out.fileHandleForReading.readDataToEndOfFile()
-    let error = err.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return ProcessResult(status: process.terminationStatus, output: String(decoding: output, as: UTF8.self),
-                         error: String(decoding: error, as: UTF8.self))
+    let errorFile = FileManager.default.temporaryDirectory.appendingPathComponent("run-\(UUID().uuidString).err").path
+    defer { unlink(errorFile) }
+    let process = try ChildProcess("/usr/bin/env", arguments, input: input == nil ? .null : .pipe, output: .pipe, errors: .file(errorFile))
+    process.write(input ?? "")
+    process.closeInput()
+    let output = process.readOutput()
+    let status = process.waitUntilExit()
+    return ProcessResult(status: status, output: String(decoding: output, as: UTF8.self),
+                         error: (try? String(contentsOfFile: errorFile, encoding: .utf8)) ?? "")
 }
 
 /// Python's `zipfile` opens the archive, `testzip()` checks every CRC, and every member but

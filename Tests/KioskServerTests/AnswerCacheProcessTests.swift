@@ -77,7 +77,7 @@ import Testing
         defer { try? FileManager.default.removeItem(at: directory) }
         let config = try writeTestConfiguration(in: directory)
         let folder = try IssueFolders.writeIssue(directory.path + "/in", pages: 2, seed: 7)
-        let publish = try await runProcess(ServerProcess.executable, ["publish", "--quiet", "--edition", "8", "--date", "2031-02-01",
+        let publish = try await ChildProcess.run(ServerProcess.executable.path, ["publish", "--quiet", "--edition", "8", "--date", "2031-02-01",
                                                                       folder, "--config", config], environment: Self.environment)
         #expect(publish.status == 0, "\(publish.errors)")
         let reloading = try await ServerProcess(["--config", config], environment: Self.environment)

@@ -28,8 +28,8 @@ import Testing
         #expect(FileManager.default.createFile(atPath: archive, contents: Data(TestPDFs.make(texts: ["Portada", "Política", "Esports"]))))
 
         let shots = try ReaderWebKioskBrowserTests.screenshotFolder()
-        let (status, output, errors) = try await runProcess(
-            URL(fileURLWithPath: ReaderWebKioskBrowserTests.python),
+        let (status, output, errors) = try await ChildProcess.run(
+            ReaderWebKioskBrowserTests.python,
             [TestKiosk.repositoryRoot + "/Tests/Browser/operator_console.py", "http://127.0.0.1:\(first.port)",
              "http://kiosk:secret@127.0.0.1:\(second.port)/RPC2", archive, shots.path])
         for server in [first, second] {
@@ -74,7 +74,7 @@ import Testing
                                "VALUES (8, '2025-05-31', 'quiosc', '', 0, '', ?, ?, ?)", ('d' + str(n), 'ios' if n else 'android', now - day * 86400))
             db.commit()
             """
-        let result = try await runProcess(URL(fileURLWithPath: "/usr/bin/python3"), ["-c", script, database])
+        let result = try await ChildProcess.run("/usr/bin/python3", ["-c", script, database])
         #expect(result.status == 0, "\(result.errors)")
     }
 }

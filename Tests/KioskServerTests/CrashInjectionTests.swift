@@ -92,12 +92,7 @@ import Testing
                 } else {
                     arguments = [String(server.port), log, "demos", "r\(number)", Self.dates[0]]
                 }
-                let load = Process()
-                load.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-                load.arguments = ["python3", root + "/Tests/Clients/crash_load.py"] + arguments
-                load.standardOutput = FileHandle.nullDevice
-                load.standardError = FileHandle.nullDevice
-                try load.run()
+                let load = try ChildProcess("/usr/bin/env", ["python3", root + "/Tests/Clients/crash_load.py"] + arguments)
                 // Work has begun: a bundle build (the server logs it) or the first answers to the load.
                 let deadline = ContinuousClock.now + .seconds(20)
                 while load.isRunning, ContinuousClock.now < deadline {
@@ -114,7 +109,7 @@ import Testing
                 server.signal(SIGKILL)
                 _ = try await server.waitForExit()
                 interrupted += working ? 1 : 0
-                try await Self.waitForExit(load)
+                try await load.exited()
             }
             kills += 1
             let report = try await check()
@@ -139,26 +134,16 @@ import Testing
     /// error (empty: after it starts); true when the kill found it running.
     static func killed(_ arguments: [String], after marker: String, plus milliseconds: Int, log: String) async throws -> Bool {
         _ = FileManager.default.createFile(atPath: log, contents: nil)
-        let process = Process()
-        process.executableURL = ServerProcess.executable
-        process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        process.currentDirectoryURL = URL(fileURLWithPath: TestKiosk.repositoryRoot)
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
-        try process.run()
+        let process = try ChildProcess(ServerProcess.executable.path, arguments, environment: environment,
+                                       directory: TestKiosk.repositoryRoot, errors: .file(log))
         while !marker.isEmpty, process.isRunning,
               !((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").contains(marker) {
             try await Task.sleep(for: .milliseconds(1))
         }
         try await Task.sleep(for: .milliseconds(milliseconds))
-        kill(process.processIdentifier, SIGKILL)
-        try await waitForExit(process)
-        return process.terminationReason == .uncaughtSignal
-    }
-
-    static func waitForExit(_ process: Process) async throws {
-        while process.isRunning { try await Task.sleep(for: .milliseconds(5)) }
+        process.signal(SIGKILL)
+        try await process.exited()
+        return process.wasSignaled
     }
 
     static func removeBundles(under folder: String) throws {

@@ -162,9 +162,7 @@ import Testing
         // A reader with a small receive buffer takes the first 64 KiB, then stops reading until told to go on:
         // the rest of the bundle is still to be read from disk when the same date is published again.
         let started = directory.path + "/started", proceed = directory.path + "/proceed"
-        let reader = Process()
-        reader.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        reader.arguments = ["python3", "-c", """
+        let reader = try ChildProcess("/usr/bin/env", ["python3", "-c", """
             import hashlib, os, socket, sys, time, urllib.parse
             link, started, proceed = sys.argv[1:4]
             url = urllib.parse.urlsplit(link)
@@ -187,10 +185,7 @@ import Testing
                     break
                 body += chunk
             print(head.split(b"\\r\\n")[0].decode(), len(body), hashlib.sha256(body).hexdigest())
-            """, before[0], started, proceed]
-        let output = Pipe()
-        reader.standardOutput = output
-        try reader.run()
+            """, before[0], started, proceed], output: .pipe)
         for _ in 0..<400 where !FileManager.default.fileExists(atPath: started) { try await Task.sleep(for: .milliseconds(25)) }
         #expect(FileManager.default.fileExists(atPath: started), "the download did not start")
 
@@ -201,7 +196,7 @@ import Testing
 
         // The reader gets every byte of the old bundle; new readers get the new one.
         #expect(FileManager.default.createFile(atPath: proceed, contents: nil))
-        let result = String(decoding: readToEnd(output.fileHandleForReading), as: UTF8.self)
+        let result = String(decoding: reader.readOutput(), as: UTF8.self)
         while reader.isRunning { try await Task.sleep(for: .milliseconds(20)) }
         #expect(result.trimmingCharacters(in: .whitespacesAndNewlines) == "HTTP/1.1 200 OK \(size) \(before[1])")
         let after = try await runClient("python3", ["-c", bundleLink]).split(separator: " ").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
@@ -220,20 +215,16 @@ import Testing
         var interrupted = 0
         for (index, delay) in [5, 20, 40, 80, 120, 200, 400].enumerated() {
             let date = "2025-06-\(String(format: "%02d", index + 1))"
-            let process = Process()
-            process.executableURL = ServerProcess.executable
-            process.arguments = ["publish", "--quiet", "--config", config, "--edition", "8", "--date", date, folder]
-            process.environment = ProcessInfo.processInfo.environment.merging(Self.environment) { $1 }
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
+            let process = try ChildProcess(ServerProcess.executable.path,
+                                           ["publish", "--quiet", "--config", config, "--edition", "8", "--date", date, folder],
+                                           environment: Self.environment)
             // Timed and waited for on a thread of its own: a busy test process's shared threads must not
             // stretch the delay until the publish has finished.
             let killed = try await onOwnThread {
                 usleep(UInt32(delay * 1000))
-                kill(process.processIdentifier, SIGKILL)
+                process.signal(SIGKILL)
                 process.waitUntilExit()
-                return process.terminationReason == .uncaughtSignal
+                return process.wasSignaled
             }
             if killed { interrupted += 1 }
         }

@@ -150,12 +150,7 @@ import Testing
         let fixture = try await Fixture()
         let issue = try IssueFolders.writeIssue(fixture.folder.path + "/upload", pages: 4, seed: 9)
         let zip = fixture.folder.path + "/upload.zip"
-        let zipped = Process()
-        zipped.executableURL = URL(fileURLWithPath: "/usr/bin/zip")
-        zipped.currentDirectoryURL = URL(fileURLWithPath: issue)
-        zipped.arguments = ["-q", "-r", zip, "."]
-        try zipped.run()
-        zipped.waitUntilExit()
+        #expect(try await ChildProcess.run("/usr/bin/zip", ["-q", "-r", zip, "."], directory: issue).status == 0)
         let body = ByteBuffer(bytes: Array(FileManager.default.contents(atPath: zip)!))
         let auth: HTTPFields = [.authorization: "Basic " + Data("editor:pw".utf8).base64EncodedString()]
         try await fixture.app(maxUpload: 1 << 20).test(.live) { client in
@@ -186,12 +181,7 @@ import Testing
             try Data(Array("%PDF-1.4 not an image".utf8) + [UInt8](repeating: 32, count: 200))
                 .write(to: URL(fileURLWithPath: issue + "/jpgA/002.jpg"))
             let badZip = fixture.folder.path + "/bad.zip"
-            let again = Process()
-            again.executableURL = URL(fileURLWithPath: "/usr/bin/zip")
-            again.currentDirectoryURL = URL(fileURLWithPath: issue)
-            again.arguments = ["-q", "-r", badZip, "."]
-            try again.run()
-            again.waitUntilExit()
+            #expect(try await ChildProcess.run("/usr/bin/zip", ["-q", "-r", badZip, "."], directory: issue).status == 0)
             let refused = try await client.execute(uri: "/publish/1/2025-06-30", method: .put, headers: auth,
                                                    body: ByteBuffer(bytes: Array(FileManager.default.contents(atPath: badZip)!)))
             #expect(refused.status == .unprocessableContent)
@@ -236,24 +226,16 @@ import Testing
             }
             """
         try conf.write(toFile: prefix + "/nginx.conf", atomically: true, encoding: .utf8)
-        let nginx = Process()
-        nginx.executableURL = URL(fileURLWithPath: "/usr/sbin/nginx")
-        nginx.arguments = ["-p", prefix, "-c", prefix + "/nginx.conf"]
-        try nginx.run()
-        // SIGKILL: the test process's threads block SIGTERM, and a child inherits that mask.
-        defer { kill(nginx.processIdentifier, SIGKILL); nginx.waitUntilExit() }
+        let nginx = try ChildProcess("/usr/sbin/nginx", ["-p", prefix, "-c", prefix + "/nginx.conf"], errors: .inherit)
+        defer { nginx.signal(SIGKILL); nginx.waitUntilExit() }
         let links = fixture.links(.nginx)
         let path = "1/2025-06-30/r1/1-2025-06-30.zip"
         let now = Int64(Date().timeIntervalSince1970)
         func fetch(_ url: String) throws -> (Int, Int) {
-            let curl = Process()
-            curl.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-            let out = Pipe()
-            curl.standardOutput = out
-            curl.arguments = ["-s", "-o", prefix + "/download", "-w", "%{http_code}", "--retry", "5", "--retry-connrefused",
-                              "--retry-delay", "1", "http://127.0.0.1:\(port)" + url]
-            try curl.run()
-            let code = Int(String(decoding: readToEnd(out.fileHandleForReading), as: UTF8.self)) ?? 0
+            let curl = try ChildProcess("/usr/bin/curl", ["-s", "-o", prefix + "/download", "-w", "%{http_code}", "--retry", "5",
+                                                          "--retry-connrefused", "--retry-delay", "1", "http://127.0.0.1:\(port)" + url],
+                                        output: .pipe)
+            let code = Int(String(decoding: curl.readOutput(), as: UTF8.self)) ?? 0
             curl.waitUntilExit()
             return (code, (try? FileManager.default.attributesOfItem(atPath: prefix + "/download")[.size] as? Int) ?? -1)
         }

@@ -108,7 +108,7 @@ import Testing
             auth = base64.b64encode(b"kiosk:secret").decode()
             s.sendall(("POST /RPC2 HTTP/1.1\\r\\nHost: x\\r\\nAuthorization: Basic %s\\r\\nContent-Length: %d\\r\\n\\r\\n" % (auth, len(body))).encode() + body[:40])
             time.sleep(0.5)
-            os.kill(\(server.process.processIdentifier), signal.SIGTERM)
+            os.kill(\(server.pid), signal.SIGTERM)
             time.sleep(0.5)
             s.sendall(body[40:])
             data = b""

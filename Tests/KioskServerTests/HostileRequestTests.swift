@@ -74,7 +74,7 @@ import Testing
                       _ body: @Sendable (Served) async throws -> ClientJSON) async throws -> [String: Any] {
         let configuration = try writeTestConfiguration(in: kiosk.directory, edit: edit)
         let server = try await ServerProcess(["--config", configuration], environment: ["KIOSK_SECRET": TestKiosk.secret])
-        let result = try await body(Served(port: server.port, pid: server.process.processIdentifier))
+        let result = try await body(Served(port: server.port, pid: server.pid))
         return result.value as! [String: Any]
     }
 

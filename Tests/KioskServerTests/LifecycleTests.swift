@@ -1,4 +1,5 @@
 import Foundation
+import KioskTestSupport
 import Hummingbird
 import HummingbirdTesting
 import Logging
@@ -119,7 +120,7 @@ import Testing
                 before = log_count(expect)
                 with open(\(Self.pythonString(config)), "w") as f:
                     f.write(text)
-                os.kill(\(server.process.processIdentifier), signal.SIGHUP)
+                os.kill(\(server.pid), signal.SIGHUP)
                 deadline = time.time() + 20
                 while log_count(expect) == before:
                     if time.time() > deadline: raise Exception("no %r in the log" % expect)
@@ -168,16 +169,9 @@ import Testing
         let config = try writeTestConfiguration(in: directory) { $0.replacingOccurrences(of: "json_logs: false", with: "json_logs: \(json)") }
         let logFile = directory.appendingPathComponent("serve.log")
         #expect(FileManager.default.createFile(atPath: logFile.path, contents: nil))
-        let process = Process()
-        process.executableURL = ServerProcess.executable
-        process.arguments = ["serve", "--config", config, "--port", "0", "--log-level", "debug"]
-        process.currentDirectoryURL = URL(fileURLWithPath: TestKiosk.repositoryRoot)
-        process.environment = ProcessInfo.processInfo.environment.merging(["KIOSK_SECRET": String(repeating: "j", count: 40)]) { $1 }
-        let handle = try FileHandle(forWritingTo: logFile)
-        process.standardOutput = handle
-        process.standardError = handle
-        try process.run()
-        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+        let process = try ChildProcess(ServerProcess.executable.path, ["serve", "--config", config, "--port", "0", "--log-level", "debug"],
+                                       environment: ["KIOSK_SECRET": String(repeating: "j", count: 40)], directory: TestKiosk.repositoryRoot,
+                                       output: .file(logFile.path), errors: .file(logFile.path))
 
         func lines() -> [String] {
             ((try? String(contentsOf: logFile, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
@@ -192,11 +186,11 @@ import Testing
         let listening = try #require(port, "no 'Kiosk listening' line: \(lines())")
         _ = try await Self.get(listening, ["/healthz", "/readyz", "/nothing"])
         try "apps: [".write(toFile: config, atomically: true, encoding: .utf8)
-        kill(process.processIdentifier, SIGHUP)
+        process.signal(SIGHUP)
         for _ in 0..<200 where !lines().contains(where: { $0.contains("configuration reload failed") }) {
             try await Task.sleep(for: .milliseconds(50))
         }
-        kill(process.processIdentifier, SIGTERM)
+        process.signal(SIGTERM)
         for _ in 0..<300 where process.isRunning { try await Task.sleep(for: .milliseconds(50)) }
         #expect(!process.isRunning)
         #expect(process.terminationStatus == 0)

@@ -1,4 +1,5 @@
 import Foundation
+import KioskTestSupport
 import Testing
 
 /// The scenarios `Tests/Clients/cluster.py` runs against three instances of the real binary on one
@@ -53,7 +54,7 @@ struct MultiInstanceTests {
                      sourceLocation: sourceLocation)
         let script = TestKiosk.repositoryRoot + "/Tests/Clients/cluster.py"
         // A bound on the whole run (each scenario takes well under a minute); cluster.py stops its servers on SIGTERM.
-        let result = try await runProcess(URL(fileURLWithPath: "/usr/bin/env"),
+        let result = try await ChildProcess.run("/usr/bin/env",
                                           ["timeout", "-k", "10", "240", "python3", script, ServerProcess.executable.path,
                                            directory.path, database, scenario] + options)
         let report = (try? JSONSerialization.jsonObject(with: Data(result.output.utf8))) as? [String: Any]
@@ -107,7 +108,7 @@ struct PrivatePostgres {
         let directory = temporaryDirectory()
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         try FileManager.default.setAttributes([.posixPermissions: 0o777], ofItemAtPath: directory.path)
-        let free = try await runProcess(URL(fileURLWithPath: "/usr/bin/env"), ["python3", "-c",
+        let free = try await ChildProcess.run("/usr/bin/env", ["python3", "-c",
             "import socket; s = socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])"])
         let port = try #require(Int(free.output.trimmingCharacters(in: .whitespacesAndNewlines)), "no free port: \(free.errors)")
         let user = getuid() == 0 ? "runuser -u postgres -- " : ""
@@ -141,15 +142,8 @@ struct PrivatePostgres {
     static func runDetached(_ script: String, errors: String) async throws -> (status: Int32, errors: String) {
         try await onOwnThread {
             _ = FileManager.default.createFile(atPath: errors, contents: nil)
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/bin/bash")
-            process.arguments = ["-c", script]
-            process.standardInput = FileHandle.nullDevice
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errors))
-            try process.run()
-            process.waitUntilExit()
-            return (process.terminationStatus, (try? String(contentsOfFile: errors, encoding: .utf8)) ?? "")
+            let process = try ChildProcess("/bin/bash", ["-c", script], errors: .file(errors))
+            return (process.waitUntilExit(), (try? String(contentsOfFile: errors, encoding: .utf8)) ?? "")
         }
     }
 
@@ -161,7 +155,7 @@ struct PrivatePostgres {
     }
 
     func stop() async {
-        _ = try? await runProcess(URL(fileURLWithPath: "/bin/bash"), ["-c", "\(control) -m immediate stop >/dev/null 2>&1"])
+        _ = try? await ChildProcess.run("/bin/bash", ["-c", "\(control) -m immediate stop >/dev/null 2>&1"])
         try? FileManager.default.removeItem(at: directory)
     }
 }

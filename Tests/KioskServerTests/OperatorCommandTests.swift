@@ -1,4 +1,5 @@
 import Foundation
+import KioskTestSupport
 import KioskModels
 import KioskStorage
 import Testing
@@ -112,19 +113,15 @@ import Testing
             for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: directory.path + "/kiosk.sqlite" + suffix) }
             let errorLog = directory.appendingPathComponent("import-\(delay).err")
             _ = FileManager.default.createFile(atPath: errorLog.path, contents: nil)
-            let process = Process()
-            process.executableURL = ServerProcess.executable
-            process.arguments = ["user", "import", "--config", config, file.path]
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = try FileHandle(forWritingTo: errorLog)
-            try process.run()
+            let process = try ChildProcess(ServerProcess.executable.path, ["user", "import", "--config", config, file.path],
+                                           errors: .file(errorLog.path))
             // Kill only once the write transaction has begun.
             while process.isRunning, !((try? String(contentsOf: errorLog, encoding: .utf8)) ?? "").contains("in one transaction") {
                 try await Task.sleep(for: .milliseconds(2))
             }
             try await Task.sleep(for: .milliseconds(delay))
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+            process.signal(SIGKILL)
+            try await process.exited()
             let store = try SQLiteKioskStore(path: directory.path + "/kiosk.sqlite")
             let (users, subscriptions, integrity) = try await store.pool.read { db in
                 (try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM users") ?? -1,
@@ -134,7 +131,7 @@ import Testing
             #expect(integrity == "ok")
             #expect(users == 0 || users == 50_000, "a killed import left \(users) users")
             #expect(subscriptions == users)
-            if users == 0 && process.terminationReason == .uncaughtSignal { interruptedWrites += 1 }
+            if users == 0 && process.wasSignaled { interruptedWrites += 1 }
         }
         #expect(interruptedWrites > 0, "no kill landed inside the write transaction")
     }

@@ -1,4 +1,5 @@
 import Foundation
+import KioskTestSupport
 import Testing
 @testable import KioskConfig
 
@@ -43,9 +44,9 @@ import Testing
     @Test func aServerThatDoesNotAnswerIsAnErrorNotAFile() async throws {
         let directory = temporaryDirectory()
         let config = try writeTestConfiguration(in: directory)
-        let result = try await runProcess(ServerProcess.executable,
-                                          ["stats", "--config", config, "--database", "postgres://kiosk@127.0.0.1:1/kiosk"],
-                                          directory: directory)
+        let result = try await ChildProcess.run(ServerProcess.executable.path,
+                                              ["stats", "--config", config, "--database", "postgres://kiosk@127.0.0.1:1/kiosk"],
+                                              directory: directory.path)
         #expect(result.status != 0)
         #expect(result.errors.lowercased().contains("connect"), "\(result.errors)")
         let left = try FileManager.default.contentsOfDirectory(atPath: directory.path)

@@ -1,4 +1,5 @@
 import Foundation
+import KioskTestSupport
 import Testing
 
 /// The reader's web kiosk in a real browser: headless Chromium from Debian driven by Selenium
@@ -44,8 +45,8 @@ import Testing
         let endSubscription = [ServerProcess.executable.path, "user", "subscribe", "--config", config, "--username", "anna",
                                "--edition", "1", "--until", "2025-01-01"]
         let shots = try Self.screenshotFolder()
-        let (status, output, errors) = try await runProcess(
-            URL(fileURLWithPath: Self.python),
+        let (status, output, errors) = try await ChildProcess.run(
+            Self.python,
             [TestKiosk.repositoryRoot + "/Tests/Browser/reader_web_kiosk.py", base, "http://kiosk:secret@127.0.0.1:\(server.port)/RPC2",
              shots.path, String(decoding: try JSONSerialization.data(withJSONObject: endSubscription), as: UTF8.self)],
             environment: environment)

@@ -1,9 +1,10 @@
 import Foundation
+import KioskTestSupport
 import Testing
 
 /// The real `KioskServer` binary, started on a free port with a configuration of the test's.
 final class ServerProcess: @unchecked Sendable {
-    let process = Process()
+    let process: ChildProcess
     let port: Int
     let logFile: URL
 
@@ -18,22 +19,16 @@ final class ServerProcess: @unchecked Sendable {
     /// Runs `KioskServer arguments…` to completion; returns (status, stdout, stderr).
     static func run(_ arguments: [String], stdin: String? = nil, environment: [String: String] = [:]) async throws
         -> (status: Int32, output: String, errors: String) {
-        try await runProcess(executable, arguments, stdin: stdin, environment: environment,
-                             directory: URL(fileURLWithPath: TestKiosk.repositoryRoot))
+        try await ChildProcess.run(executable.path, arguments, stdin: stdin, environment: environment,
+                                   directory: TestKiosk.repositoryRoot)
     }
 
     /// Starts `KioskServer serve` with `arguments` (plus `--port 0`) and waits until it listens.
     init(_ arguments: [String], environment: [String: String] = [:]) async throws {
         logFile = FileManager.default.temporaryDirectory.appendingPathComponent("kiosk-serve-\(UUID().uuidString).log")
         _ = FileManager.default.createFile(atPath: logFile.path, contents: nil)
-        process.executableURL = Self.executable
-        process.arguments = ["serve", "--port", "0"] + arguments
-        process.currentDirectoryURL = URL(fileURLWithPath: TestKiosk.repositoryRoot)
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        let log = try FileHandle(forWritingTo: logFile)
-        process.standardOutput = log
-        process.standardError = log
-        try process.run()
+        process = try ChildProcess(Self.executable.path, ["serve", "--port", "0"] + arguments, environment: environment,
+                                   directory: TestKiosk.repositoryRoot, output: .file(logFile.path), errors: .file(logFile.path))
         var found: Int?
         for _ in 0..<600 {
             if let text = try? String(contentsOf: logFile, encoding: .utf8),
@@ -45,7 +40,7 @@ final class ServerProcess: @unchecked Sendable {
             try await Task.sleep(for: .milliseconds(100))
         }
         guard let found else {
-            process.terminate()
+            process.signal(SIGKILL)
             throw ServerProcessError.didNotStart(log: (try? String(contentsOf: logFile, encoding: .utf8)) ?? "")
         }
         port = found
@@ -53,8 +48,8 @@ final class ServerProcess: @unchecked Sendable {
 
     var log: String { (try? String(contentsOf: logFile, encoding: .utf8)) ?? "" }
 
-    func signal(_ number: Int32) { kill(process.processIdentifier, number) }
-    var pid: Int32 { process.processIdentifier }
+    func signal(_ number: Int32) { process.signal(number) }
+    var pid: Int32 { process.pid }
 
     /// Waits for the process to end; returns its exit status.
     func waitForExit(timeout: Duration = .seconds(30)) async throws -> Int32 {
@@ -67,7 +62,6 @@ final class ServerProcess: @unchecked Sendable {
     }
 
     deinit {
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         try? FileManager.default.removeItem(at: logFile)
     }
 }

@@ -82,65 +82,11 @@ struct TestKiosk {
     }
 }
 
-/// Runs blocking work (waiting for a child process, a pipe, a delay) on a thread of its own. Neither the
-/// cooperative pool the in-process servers' handlers need nor Dispatch's global threads (on Linux the two
-/// draw on the same few threads) may be held: with many tests waiting at once, they would all stall.
-func onOwnThread<Value: Sendable>(_ body: @escaping @Sendable () throws -> Value) async throws -> Value {
-    try await withCheckedThrowingContinuation { continuation in
-        let thread = Thread { continuation.resume(with: Result { try body() }) }
-        thread.stackSize = 1 << 20
-        thread.start()
-    }
-}
-
-/// Runs a program to completion and returns (status, stdout, stderr), waiting on a thread of its own.
-func runProcess(_ executable: URL, _ arguments: [String], stdin: String? = nil, environment: [String: String] = [:],
-                directory: URL? = nil) async throws -> (status: Int32, output: String, errors: String) {
-    try await onOwnThread {
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        if let directory { process.currentDirectoryURL = directory }
-        let output = Pipe(), input = Pipe()
-        let errorFile = FileManager.default.temporaryDirectory.appendingPathComponent("process-\(UUID().uuidString).err")
-        _ = FileManager.default.createFile(atPath: errorFile.path, contents: nil)
-        defer { try? FileManager.default.removeItem(at: errorFile) }
-        process.standardOutput = output
-        process.standardError = try FileHandle(forWritingTo: errorFile)
-        process.standardInput = input
-        try process.run()
-        if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
-        try input.fileHandleForWriting.close()
-        let out = readToEnd(output.fileHandleForReading)
-        process.waitUntilExit()
-        let err = (try? Data(contentsOf: errorFile)) ?? Data()
-        return (process.terminationStatus, String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self))
-    }
-}
-
-/// Everything a pipe gives until its end. Foundation's `readDataToEndOfFile` traps when a signal
-/// (a child process ending, among others) interrupts the read; this retries it.
-func readToEnd(_ handle: FileHandle) -> Data {
-    var data = Data()
-    var buffer = [UInt8](repeating: 0, count: 1 << 16)
-    while true {
-        let count = buffer.withUnsafeMutableBytes { read(handle.fileDescriptor, $0.baseAddress, $0.count) }
-        if count > 0 {
-            data.append(contentsOf: buffer[..<count])
-        } else if count < 0 && errno == EINTR {
-            continue
-        } else {
-            return data
-        }
-    }
-}
-
 /// Runs a foreign client script (Python, Ruby, Perl…) and returns its standard output; fails the test on a non-zero exit.
 @discardableResult
 func runClient(_ program: String, _ arguments: [String], stdin: String? = nil,
                sourceLocation: SourceLocation = #_sourceLocation) async throws -> String {
-    let (status, text, errorText) = try await runProcess(URL(fileURLWithPath: "/usr/bin/env"), [program] + arguments, stdin: stdin)
+    let (status, text, errorText) = try await ChildProcess.run("/usr/bin/env", [program] + arguments, stdin: stdin)
     #expect(status == 0, "\(program) exited \(status): \(errorText)\n\(text)", sourceLocation: sourceLocation)
     return text
 }

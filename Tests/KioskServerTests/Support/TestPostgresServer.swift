@@ -1,4 +1,5 @@
 import Foundation
+import KioskTestSupport
 import Testing
 
 /// The PostgreSQL server the binary's tests use: `KIOSK_TEST_POSTGRES` (a superuser URL, `.ci/run`
@@ -23,7 +24,7 @@ enum TestPostgresServer {
     /// Runs `sql` with psql; returns its unaligned output.
     @discardableResult
     static func psql(_ database: String, _ sql: String) async throws -> String {
-        let result = try await runProcess(URL(fileURLWithPath: "/usr/bin/psql"), ["-X", "-q", "-At", "-v", "ON_ERROR_STOP=1", database, "-c", sql])
+        let result = try await ChildProcess.run("/usr/bin/psql", ["-X", "-q", "-At", "-v", "ON_ERROR_STOP=1", database, "-c", sql])
         try #require(result.status == 0, "psql failed: \(result.errors)")
         return result.output.trimmingCharacters(in: .whitespacesAndNewlines)
     }
