@@ -65,10 +65,11 @@ extension PostgresKioskStore {
         // as the planner estimates cheaper. With a phrase of two words or more, through the pairs' index
         // (migration 6) instead: the pages holding every two adjacent words of each phrase, in order, then
         // the query itself on those, only until `limit` pass (for a rare phrase of two words, every page
-        // holding the pair does). `OFFSET 0` keeps the check out of the scan, so that it is made on the
-        // rows kept, in order, and does not count in the planner's choice of scan, and `ts_match_vq` is
-        // `@@` that the planner cannot answer from the words' index (a rare phrase's words are each often
-        // on most pages).
+        // holding the pair does). `OFFSET 0` keeps the check out of the scan, so that it is made only on
+        // the rows kept, in order, until `limit` pass (the scan under it keeps its order); `ts_match_vq` is
+        // `@@` as a function, which the planner takes to keep a third of the rows instead of estimating
+        // the phrase from its words as if they were independent (a rare phrase's words are often each on
+        // most pages).
         let hits = adjacent.isEmpty ? """
             SELECT edition_id, date, number, text FROM page_texts
             WHERE search @@ to_tsquery('kiosk_search', \(query)) AND \(window)
