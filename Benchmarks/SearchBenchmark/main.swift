@@ -235,7 +235,8 @@ if let url = options.postgres {
             group.cancelAll()
         }
     }
-    let store = try await PostgresKioskStore.connect(configuration(database), logger: logger)
+    // Loading measures nothing: a publish may wait longer than a wire call's limit on a busy machine.
+    let store = try await PostgresKioskStore.connect(configuration(database), connectionWait: .seconds(60), logger: logger)
     if !options.keep {
         let started = Date()
         try await load(store, options)

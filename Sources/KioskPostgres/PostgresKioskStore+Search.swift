@@ -12,6 +12,19 @@ extension SearchQuery {
             return "(" + words.joined(separator: " <-> ") + (term.isPrefix ? ":*" : "") + ")"
         }.joined(separator: " & ")
     }
+
+    /// Each two adjacent words of every phrase, `"first second"`, for `kiosk_phrase_pairs` (migration 6);
+    /// empty when no term is a phrase. A prefix (a phrase's last word) makes no pair.
+    ///
+    /// The pairs are made from each two words apart, not from the phrase whole: a word the text search
+    /// parser reads no lexeme in (a lone combining mark) makes `to_tsquery` skip a position (`'a' <2> 'c'`),
+    /// which the pairs of the phrase's text (`"a c"`) would not allow.
+    var adjacentWords: [String] {
+        terms.flatMap { term in
+            let words = term.isPrefix ? term.words.dropLast() : term.words[...]
+            return zip(words, words.dropFirst()).map { $0 + " " + $1 }
+        }
+    }
 }
 
 extension String {
@@ -36,46 +49,65 @@ extension PostgresKioskStore {
     static let excerptMargin = 200
 
     public func searchPages(_ search: PageSearch) async throws -> [PageSearchHit] {
-        let query = search.query.tsqueryText
-        let editions = search.editionIDs
-        let from = (search.from ?? IssueDate(year: 1, month: 1, day: 1)!).description
-        let through = (search.through ?? IssueDate(year: 9999, month: 12, day: 31)!).description
-        let limit = search.limit
-        let options = Self.headlineOptions
+        var sql = DynamicQuery()
+        let query = sql.bind(search.query.tsqueryText)
+        let editions = sql.bind(search.editionIDs)
+        let from = sql.bind((search.from ?? IssueDate(year: 1, month: 1, day: 1)!).description)
+        let through = sql.bind((search.through ?? IssueDate(year: 9999, month: 12, day: 31)!).description)
+        let limit = sql.bind(search.limit)
         // Where the excerpt is looked for: the first term's words as the text would show them.
-        let key = search.query.terms.first.map { $0.words.joined(separator: " ") } ?? ""
+        let key = sql.bind(search.query.terms.first.map { $0.words.joined(separator: " ") } ?? "")
         let margin = String(Self.excerptMargin)
+        let options = sql.bind(Self.headlineOptions)
+        let window = "edition_id = ANY(\(editions)) AND date BETWEEN \(from) AND \(through)"
+        let adjacent = search.query.adjacentWords
+        // The hits, newest first: pages found through the words' GIN index or walked newest first by date,
+        // as the planner estimates cheaper. With a phrase of two words or more, through the pairs' index
+        // (migration 6) instead: the pages holding every two adjacent words of each phrase, in order, then
+        // the query itself on those, only until `limit` pass (for a rare phrase of two words, every page
+        // holding the pair does). `OFFSET 0` keeps the check out of the scan, so that it is made only on
+        // the rows kept, in order, until `limit` pass (the scan under it keeps its order); `ts_match_vq` is
+        // `@@` as a function, which the planner takes to keep a third of the rows instead of estimating
+        // the phrase from its words as if they were independent (a rare phrase's words are often each on
+        // most pages).
+        let hits = adjacent.isEmpty ? """
+            SELECT edition_id, date, number, text FROM page_texts
+            WHERE search @@ to_tsquery('kiosk_search', \(query)) AND \(window)
+            ORDER BY date DESC, edition_id, number LIMIT \(limit)
+            """ : """
+            SELECT edition_id, date, number, text FROM (
+                SELECT edition_id, date, number, text, search FROM page_texts
+                WHERE pairs @> kiosk_phrase_pairs(\(sql.bind(adjacent))) AND \(window)
+                ORDER BY date DESC, edition_id, number OFFSET 0) c
+            WHERE ts_match_vq(search, to_tsquery('kiosk_search', \(query))) LIMIT \(limit)
+            """
         // The excerpts are made only for the hits kept (the inner query's limit), from the text as indexed
         // (`<` followed by a space: see the migration). `ts_headline` parses all the text it is given
         // (~0.2 ms for a page of 300 words), so it is given a window of `margin` characters either side of
         // the first place the key appears (case folded, then accents too), cut at white space; when the key
         // is not found there (a phrase across punctuation) or the window's excerpt marks no match, the
         // whole page. `OFFSET 0` keeps each step computed once a row.
-        let rows = try await read { [self] c in
-            try await c.rows("""
-                SELECT h.edition_id, h.date, h.number,
-                       CASE WHEN strpos(x.part, chr(2)) > 0 THEN x.part
-                            ELSE ts_headline('kiosk_search', replace(h.text, '<', '< '), q, \(options)) END
-                FROM (SELECT edition_id, date, number, text FROM page_texts
-                      WHERE search @@ to_tsquery('kiosk_search', \(query)) AND edition_id = ANY(\(editions))
-                        AND date BETWEEN \(from) AND \(through)
-                      ORDER BY date DESC, edition_id, number LIMIT \(limit)) h,
-                     to_tsquery('kiosk_search', \(query)) q,
-                     lower(unaccent(\(key))) k(w),
-                     LATERAL (SELECT CASE WHEN k.w = '' THEN 0
-                                          ELSE coalesce(nullif(strpos(lower(h.text), k.w), 0), strpos(lower(unaccent(h.text)), k.w))
-                                     END AS pos OFFSET 0) p,
-                     LATERAL (SELECT CASE WHEN p.pos = 0 OR length(h.text) <= 2 * \(unescaped: margin) THEN h.text
-                                          ELSE regexp_replace(regexp_replace(
-                                                   substr(h.text, greatest(1, p.pos - \(unescaped: margin)), 2 * \(unescaped: margin) + length(k.w)),
-                                                   CASE WHEN p.pos > \(unescaped: margin) + 1 THEN '^\\S*' ELSE '^' END, ''),
-                                                   CASE WHEN greatest(1, p.pos - \(unescaped: margin)) + 2 * \(unescaped: margin) + length(k.w) <= length(h.text)
-                                                        THEN '\\S*$' ELSE '$' END, '')
-                                     END AS t OFFSET 0) y,
-                     LATERAL (SELECT ts_headline('kiosk_search', replace(y.t, '<', '< '), q, \(options)) AS part OFFSET 0) x
-                ORDER BY h.date DESC, h.edition_id, h.number
-                """, (Int, String, Int, String).self, logger: logger)
-        }
+        let statement = sql.query("""
+            SELECT h.edition_id, h.date, h.number,
+                   CASE WHEN strpos(x.part, chr(2)) > 0 THEN x.part
+                        ELSE ts_headline('kiosk_search', replace(h.text, '<', '< '), q, \(options)) END
+            FROM (\(hits)) h,
+                 to_tsquery('kiosk_search', \(query)) q,
+                 lower(unaccent(\(key))) k(w),
+                 LATERAL (SELECT CASE WHEN k.w = '' THEN 0
+                                      ELSE coalesce(nullif(strpos(lower(h.text), k.w), 0), strpos(lower(unaccent(h.text)), k.w))
+                                 END AS pos OFFSET 0) p,
+                 LATERAL (SELECT CASE WHEN p.pos = 0 OR length(h.text) <= 2 * \(margin) THEN h.text
+                                      ELSE regexp_replace(regexp_replace(
+                                               substr(h.text, greatest(1, p.pos - \(margin)), 2 * \(margin) + length(k.w)),
+                                               CASE WHEN p.pos > \(margin) + 1 THEN '^\\S*' ELSE '^' END, ''),
+                                               CASE WHEN greatest(1, p.pos - \(margin)) + 2 * \(margin) + length(k.w) <= length(h.text)
+                                                    THEN '\\S*$' ELSE '$' END, '')
+                                 END AS t OFFSET 0) y,
+                 LATERAL (SELECT ts_headline('kiosk_search', replace(y.t, '<', '< '), q, \(options)) AS part OFFSET 0) x
+            ORDER BY h.date DESC, h.edition_id, h.number
+            """)
+        let rows = try await read { [self] c in try await c.rows(statement, (Int, String, Int, String).self, logger: logger) }
         return rows.compactMap { row in
             IssueDate(row.1).map { PageSearchHit(editionID: row.0, date: $0, pageNumber: row.2,
                                                  fragment: PageText.fragment(fromMarked: row.3)) }

@@ -216,6 +216,51 @@ enum PostgresSchema {
             "ALTER TABLE page_texts ALTER COLUMN search SET STATISTICS 10000",
             "ANALYZE page_texts",
         ]),
+        // Phrases: GIN keeps no word positions, so `"girona sequera"` (two words on half the pages, next to
+        // each other on few) would be checked page by page. `pairs` holds every two adjacent lexemes of the
+        // page, read off the positions of the very `tsvector` that `search` holds (the same expression: a
+        // generated column cannot read another), so a page whose `search` matches `'a' <-> 'b'` holds the
+        // pair `a b` by construction. A pair is kept as the first 32 bits of the MD5 of `first second`:
+        // 4 bytes a pair keep the array in the row (~1.2 KB a page, not TOASTed), where checking it costs
+        // ~3.5 µs a page against ~30 µs for the pairs as text; equal pairs hash equally, so a collision can
+        // only add a page that the phrase check then drops. MD5 because the hash must never change: the
+        // query's pairs are hashed again at every search (`kiosk_phrase_pairs`). The functions take the
+        // `tsvector`, not the text, so that the column's expression names its configuration only where
+        // a restore resolves it. The query asks for the pairs of each phrase first (this GIN index), then
+        // checks the phrase itself (`PostgresKioskStore.searchPages`). Adding the column rewrites the
+        // table (see README, "Search and `cercar`").
+        Migration(version: 6, name: "word pairs for phrase search", statements: [
+            """
+            CREATE FUNCTION kiosk_word_pairs(words tsvector) RETURNS integer[]
+            LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
+                SELECT coalesce(array_agg(DISTINCT ('x' || left(md5(a.lexeme || ' ' || b.lexeme), 8))::bit(32)::integer), '{}')
+                FROM (SELECT w.lexeme, p FROM unnest(words) w, unnest(w.positions) p) a
+                JOIN (SELECT w.lexeme, p FROM unnest(words) w, unnest(w.positions) p) b ON b.p = a.p + 1
+            $$
+            """,
+            """
+            ALTER TABLE page_texts ADD COLUMN pairs integer[]
+                GENERATED ALWAYS AS (kiosk_word_pairs(to_tsvector('kiosk_search'::regconfig, replace(text, '<', '< ')))) STORED
+            """,
+            // The pairs a page must hold to match phrases, from each two adjacent words of them
+            // (`SearchQuery.adjacentWords`), made as the page's are. Immutable, so the planner computes it
+            // once and estimates from the pairs' statistics.
+            """
+            CREATE FUNCTION kiosk_phrase_pairs(adjacent text[]) RETURNS integer[]
+            LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
+                SELECT coalesce(array_agg(DISTINCT pair), '{}')
+                FROM unnest(adjacent) a, unnest(kiosk_word_pairs(to_tsvector('kiosk_search'::regconfig, a))) pair
+            $$
+            """,
+            // Without the pending list (`fastupdate`), each publish adds its ~300 pairs a page to the index
+            // itself (~0.4 s for 48 pages), rather than now and then merging 4 MB of them inside one publish
+            // (seconds, past a wire call's limit on a busy machine); and searches read no pending list.
+            "CREATE INDEX page_texts_pairs ON page_texts USING gin (pairs) WITH (fastupdate = off)",
+            // Statistics over 10 000 pairs (the default keeps 1 000), so that a pair on many pages is estimated
+            // as such; not more: the planner reads them for every phrase query (100 000: 3-8 ms of planning).
+            "ALTER TABLE page_texts ALTER COLUMN pairs SET STATISTICS 1000",
+            "ANALYZE page_texts",
+        ]),
         // As in SQLite (`Schema.swift`, v8): API clients, publishers and operators, owned like the
         // catalogue; a change bumps the catalogue version, so every instance rereads them at once.
         Migration(version: 7, name: "accounts", statements: [

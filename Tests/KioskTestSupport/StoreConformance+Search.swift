@@ -70,6 +70,8 @@ extension StoreConformance {
         let folded = try #require(try await Self.hits(store, "presencia", editions: [1]).first)
         #expect(folded.fragment.contains("<b>Presència</b>"), "the text as printed is marked: \(folded.fragment)")
 
+        try await phrases(store)
+
         // Republish replaces the text; withdraw removes it; publishing again brings it back.
         try await Self.publish(store, edition: 1, date: "2025-05-01", texts: ["nou text de Girona"])
         #expect(try await Self.search(store, "pressupost") == [], "the old revision's text is gone")
@@ -86,6 +88,41 @@ extension StoreConformance {
 }
 
 extension StoreConformance {
+    /// Phrases whose words are each on many pages but next to each other on few (what PostgreSQL finds
+    /// through its index of adjacent words), of three words, with accents and across punctuation.
+    func phrases(_ store: any KioskDatabase) async throws {
+        try await Self.publish(store, edition: 8, date: "2025-03-01", texts: [
+            "Girona té sequera. La sequera de Girona",
+            "sequera i Girona",
+            "La Girona sequera del ple",
+            "Ple municipal, el municipal extraordinari",
+            "el ple municipal extraordinari",
+            "Girona, Sequera: PRESÈNCIA",
+            "Girona sequer",
+        ])
+        let day = "2025-03-01"
+        #expect(try await Self.search(store, "\"girona sequera\"", editions: [8], through: day) == [
+            "8 \(day) 3", "8 \(day) 6"], "two words on most pages, together on two (one across punctuation)")
+        #expect(try await Self.search(store, "girona sequera", editions: [8], through: day) == [
+            "8 \(day) 1", "8 \(day) 2", "8 \(day) 3", "8 \(day) 6"], "without quotes: both words anywhere")
+        #expect(try await Self.search(store, "\"sequera girona\"", editions: [8], through: day) == [], "in order")
+        #expect(try await Self.search(store, "\"ple municipal extraordinari\"", editions: [8], through: day) == [
+            "8 \(day) 5"], "three words: page 4 holds both pairs of them, not the phrase")
+        #expect(try await Self.search(store, "\"el ple municipal extraordinari\"", editions: [8], through: day) == ["8 \(day) 5"])
+        #expect(try await Self.search(store, "\"ple municipal el municipal\"", editions: [8], through: day) == [
+            "8 \(day) 4"], "four words across a comma")
+        #expect(try await Self.search(store, "\"Sequera presència\"", editions: [8], through: day) == [
+            "8 \(day) 6"], "accents folded in the phrase")
+        #expect(try await Self.search(store, "\"GIRONA SEQUERA PRESENCIA\"", editions: [8], through: day) == [
+            "8 \(day) 6"], "and in the text, across punctuation")
+        #expect(try await Self.search(store, "\"girona sequer*\"", editions: [8], through: day) == [
+            "8 \(day) 3", "8 \(day) 6", "8 \(day) 7"], "a phrase ending in a prefix")
+        #expect(try await Self.search(store, "\"girona sequera\" \"ple municipal\"", editions: [8], through: day) == [],
+                "two phrases, each on other pages")
+        #expect(try await Self.search(store, "\"girona sequera\" ple", editions: [8], through: day) == ["8 \(day) 3"])
+        #expect(try await Self.search(store, "\"la girona sequera del ple\"", editions: [8], through: day) == ["8 \(day) 3"])
+    }
+
     /// A withdrawn issue is neither listed nor found; restored, it is both again, with the same pages found;
     /// restoring needs the withdrawn revision; a republish drops the text kept at the withdrawal.
     func restoring() async throws {
