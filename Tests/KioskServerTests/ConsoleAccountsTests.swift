@@ -79,7 +79,7 @@ import Testing
         }
     }
 
-    @Test func editorsAndTheFileSourceCannotChangeAccountsAndARemovedOperatorIsSignedOut() async throws {
+    @Test func editorsAndTheFileSourceCannotChangeAccountsAndARemovedOrRepasswordedOperatorIsSignedOut() async throws {
         let kiosk = try await ConsoleTests.kiosk()
         try await ConsoleTests.app(kiosk).test(.router) { client in
             let (_, editor) = try await ConsoleTests.signIn(client, "edi")
@@ -88,9 +88,18 @@ import Testing
             #expect(try await Self.post(client, editor, "csrf=\(editorsToken)&action=remove&kind=operator&username=marta").status == .forbidden)
             let (_, cookie) = try await ConsoleTests.signIn(client, "marta")
             let token = try ConsoleTests.csrf(ConsoleTests.text(try await client.execute(uri: "/admin/accounts", method: .get, headers: [.cookie: cookie])))
+            // A new password ends the sessions signed in with the old one, at their next request.
+            #expect(try await Self.post(client, cookie, "csrf=\(token)&action=password&kind=operator&username=edi"
+                                        + "&password=edi-new-password&password2=edi-new-password").status == .seeOther)
+            #expect(try await client.execute(uri: "/admin/issues", method: .get, headers: [.cookie: editor]).status == .seeOther)
+            #expect(try await client.execute(uri: "/admin/issues", method: .get, headers: [.cookie: cookie]).status == .ok,
+                    "another operator's session holds")
+            let (signedIn, renewed) = try await ConsoleTests.signIn(client, "edi", password: "edi-new-password")
+            #expect(signedIn.status == .seeOther)
+            #expect(try await client.execute(uri: "/admin/issues", method: .get, headers: [.cookie: renewed]).status == .ok)
             #expect(try await Self.post(client, cookie, "csrf=\(token)&action=remove&kind=operator&username=edi").status == .seeOther)
             // edi's session ends with the account, at the next request.
-            #expect(try await client.execute(uri: "/admin/issues", method: .get, headers: [.cookie: editor]).status == .seeOther)
+            #expect(try await client.execute(uri: "/admin/issues", method: .get, headers: [.cookie: renewed]).status == .seeOther)
             #expect(try await ConsoleTests.signIn(client, "edi").0.status == .unauthorized)
         }
 

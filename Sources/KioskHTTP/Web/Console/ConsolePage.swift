@@ -18,13 +18,16 @@ struct ConsolePage: Sendable {
     let now: Int64
     var form: WebForm?
 
-    /// Nil when the request has no valid session of a stored operator (one removed since is signed out).
+    /// Nil when the request has no valid session of a stored operator (one removed since, or whose password
+    /// has changed since, is signed out).
     init?(request: Request, context: KioskRequestContext) async throws {
         runtime = context.runtime
         sessions = runtime.console.sessions
         now = runtime.environment.service.clock.now
         guard let session = sessions.session(of: request, now: now),
-              let account = try await runtime.accounts.current().operators[session.payload] else { return nil }
+              let username = session.payload.split(separator: "\n", maxSplits: 1).first,
+              let account = try await runtime.accounts.current().operators[String(username)],
+              session.payload == ConsoleSignIn.sessionPayload(of: account) else { return nil }
         self.session = session
         operatorAccount = account
         database = runtime.console.database
