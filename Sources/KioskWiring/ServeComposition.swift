@@ -50,7 +50,7 @@ public struct ServeComposition: Sendable {
         var factory = RuntimeFactory(store: store, editions: editions, secrets: secrets, logger: logger)
         factory.metrics = metrics
         let runtime = RuntimeBox(try factory.makeRuntime(configuration))
-        try await StartupChecks.warnAboutDevelopmentCredentials(configuration, logger: logger)
+        try await StartupChecks.warnAboutDevelopmentCredentials(configuration, store: store, logger: logger)
 
         let server = configuration.server
         let reloader = ConfigurationReloader(source: source, host: configuration.server.host, factory: factory,

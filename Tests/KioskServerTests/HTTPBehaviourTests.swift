@@ -127,14 +127,24 @@ import Testing
         #expect(status == 0, "\(server.log)")
     }
 
+    /// The stored API clients are checked: once the console owns them, a password changed there silences it.
     @Test func warnsWhenDevelopmentCredentialsListenBeyondLoopback() async throws {
         let directory = temporaryDirectory()
-        let config = try writeTestConfiguration(in: directory)
-        let server = try await ServerProcess(["--config", config, "--host", "0.0.0.0"],
-                                             environment: ["KIOSK_SECRET": String(repeating: "s", count: 40)])
+        let config = try writeTestConfiguration(in: directory) { $0 + "\ncatalogue_source: console\n" }
+        let environment = ["KIOSK_SECRET": String(repeating: "s", count: 40)]
+        let server = try await ServerProcess(["--config", config, "--host", "0.0.0.0"], environment: environment)
         server.signal(SIGTERM)
         _ = try await server.waitForExit()
         #expect(server.log.contains("development password and the server listens beyond loopback"))
+
+        let hash = try await PasswordHashing().hash("not-the-development-one", cost: 4)
+        try await runClient("python3", ["-c", "import sqlite3, sys; db = sqlite3.connect(sys.argv[1]); "
+                                        + "db.execute(\"UPDATE accounts SET password_hash = ? WHERE kind = 'api_client'\", (sys.argv[2],)); db.commit()",
+                                        directory.path + "/kiosk.sqlite", hash])
+        let again = try await ServerProcess(["--config", config, "--host", "0.0.0.0"], environment: environment)
+        again.signal(SIGTERM)
+        _ = try await again.waitForExit()
+        #expect(again.log.contains("Kiosk listening") && !again.log.contains("development password"), "\(again.log)")
     }
 
     @Test func servesTLSDirectlyWhenConfigured() async throws {
