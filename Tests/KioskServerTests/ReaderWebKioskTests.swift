@@ -99,22 +99,31 @@ import Testing
                 #expect(Self.text(page).contains("L&#39;enllaç ha caducat"))
             }
             // A tampered cookie is an anonymous reader.
-            let payload = Base64URL.encode(Array(String(userID).utf8)), forged = Base64URL.encode(Array(String(userID + 1).utf8))
+            let stored = try #require(try await kiosk.store.user(id: userID))
+            let payload = Base64URL.encode(Array(WebSessions.payload(String(userID), passwordHash: stored.passwordHash).utf8))
+            let forged = Base64URL.encode(Array(WebSessions.payload(String(userID + 1), passwordHash: stored.passwordHash).utf8))
             let tampered = cookie.replacingOccurrences(of: "kiosk_reader=\(payload).", with: "kiosk_reader=\(forged).")
             #expect(tampered != cookie)
             #expect(try await client.execute(uri: "/web/quiosc/edicio/1/2025-06-10", method: .get,
                                              headers: [.cookie: tampered]).status == .forbidden)
+            // A new password (a reset in the console) ends the session at its next request; a new link signs in again.
+            #expect(try await kiosk.store.setPasswordHash(username: "anna", to: try await PasswordHashing().hash("pw2", cost: 4)))
+            #expect(try await client.execute(uri: "/web/quiosc/edicio/1/2025-06-10", method: .get,
+                                             headers: [.cookie: cookie]).status == .forbidden)
+            let renewed = try Self.cookie(try await client.execute(uri: "/web/quiosc/compte?hash=\(hash)", method: .get))
+            #expect(try await client.execute(uri: "/web/quiosc/edicio/1/2025-06-10", method: .get,
+                                             headers: [.cookie: renewed]).status == .ok)
             // The session ends with its lifetime.
             kiosk.clock.advance(Int64(kiosk.configuration.webSessionLifetimeSeconds) + 1)
             #expect(try await client.execute(uri: "/web/quiosc/edicio/1/2025-06-10", method: .get,
-                                             headers: [.cookie: cookie]).status == .forbidden)
+                                             headers: [.cookie: renewed]).status == .forbidden)
         }
-        // Each issue page opened is a download, recorded with the web OS and the reader.
+        // Each issue page opened (twice, before and after the new password) is a download, recorded with the web OS and the reader.
         let downloads = try await kiosk.store.pool.read { db in
             try Row.fetchAll(db, sql: "SELECT edition_id, date, user_id, os FROM downloads ORDER BY id")
         }
-        #expect(downloads.map { [$0[0] as Int64, $0[2] as Int64] } == [[1, Int64(userID)]])
-        #expect(downloads.map { $0[3] as String } == ["web"])
+        #expect(downloads.map { [$0[0] as Int64, $0[2] as Int64] } == [[1, Int64(userID)], [1, Int64(userID)]])
+        #expect(downloads.map { $0[3] as String } == ["web", "web"])
     }
 
     @Test func signingOutNeedsTheFormsCSRFToken() async throws {

@@ -26,9 +26,10 @@ package struct ReaderKioskController {
         { request, context in
             var page = try await ReaderPage(request: request, context: context)
             if let hash = request.uri.queryParameters.get("hash"), !hash.isEmpty {
-                if let userID = context.environment.webKioskTokens.verify(hash, now: page.now) {
+                if let userID = context.environment.webKioskTokens.verify(hash, now: page.now),
+                   let user = try await context.environment.service.store.user(id: userID) {
                     var response = Response(status: .seeOther, headers: [.location: request.uri.path, .cacheControl: "no-store"])
-                    response.setCookie(page.sessions.signIn(String(userID), now: page.now))
+                    response.setCookie(page.sessions.signIn(WebSessions.payload(String(user.id), passwordHash: user.passwordHash), now: page.now))
                     return response
                 }
                 page.notice = page.text["link_expired"]
@@ -93,7 +94,11 @@ struct ReaderPage: Sendable {
         base = "/web/" + (appKey.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? appKey)
         let session = sessions.session(of: request, now: now)
         var user: User?
-        if let userID = session.flatMap({ Int($0.payload) }) { user = try await environment.service.store.user(id: userID) }
+        if let session, let userID = Int(WebSessions.subject(of: session.payload)),
+           let stored = try await environment.service.store.user(id: userID),
+           session.payload == WebSessions.payload(String(stored.id), passwordHash: stored.passwordHash) {
+            user = stored
+        }
         self.session = user == nil ? nil : session
         self.user = user
         contentSecurityPolicy = "default-src 'none'; img-src 'self' \(context.runtime.configuration.publicURL); "

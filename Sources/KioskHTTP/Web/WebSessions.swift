@@ -34,6 +34,19 @@ package struct WebSessions: Sendable {
         return cookie(value + "." + signature(value), maxAge: lifetimeSeconds)
     }
 
+    /// The payload naming `subject` (an operator's name, a reader's id) for as long as its password hash stays
+    /// `passwordHash`: the first 9 bytes of the hash's SHA-256 ride along, so a new password (set anywhere, on
+    /// any instance) ends the sessions signed in before it at their next request. Nothing of the hash can be
+    /// learnt from them, and the cookie is signed.
+    package static func payload(_ subject: String, passwordHash: String) -> String {
+        subject + "\n" + Base64URL.encode(Array(SHA256.hash(data: Array(passwordHash.utf8)).prefix(9)))
+    }
+
+    /// The subject a `payload(_:passwordHash:)` names (still to be checked against the current hash).
+    package static func subject(of payload: String) -> String {
+        String(payload.prefix { $0 != "\n" })
+    }
+
     /// The cookie that signs out.
     package func signOut() -> Cookie { cookie("", maxAge: 0) }
 

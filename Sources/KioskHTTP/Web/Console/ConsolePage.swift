@@ -25,9 +25,8 @@ struct ConsolePage: Sendable {
         sessions = runtime.console.sessions
         now = runtime.environment.service.clock.now
         guard let session = sessions.session(of: request, now: now),
-              let username = session.payload.split(separator: "\n", maxSplits: 1).first,
-              let account = try await runtime.accounts.current().operators[String(username)],
-              session.payload == ConsoleSignIn.sessionPayload(of: account) else { return nil }
+              let account = try await runtime.accounts.current().operators[WebSessions.subject(of: session.payload)],
+              session.payload == WebSessions.payload(account.username, passwordHash: account.passwordHash) else { return nil }
         self.session = session
         operatorAccount = account
         database = runtime.console.database

@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 import Hummingbird
 import KioskConfig
@@ -52,16 +51,8 @@ struct ConsoleSignIn {
         }
         try await store.forgetSignInAttempt(attempt)
         var response = Response(status: .seeOther, headers: [.location: "/admin", .cacheControl: "no-store"])
-        response.setCookie(sessions.signIn(Self.sessionPayload(of: entry), now: now))
+        response.setCookie(sessions.signIn(WebSessions.payload(entry.username, passwordHash: entry.passwordHash), now: now))
         return response
-    }
-
-    /// What an operator's session cookie names: the account and a fingerprint of its password hash, so a
-    /// new password (set in the console, the file or on another instance) ends the sessions signed in with
-    /// the old one at their next request. The fingerprint is the first 9 bytes of the hash's SHA-256:
-    /// nothing of the hash can be learnt from it, and the cookie is signed.
-    static func sessionPayload(of account: Account) -> String {
-        account.username + "\n" + Base64URL.encode(Array(SHA256.hash(data: Array(account.passwordHash.utf8)).prefix(9)))
     }
 
     static func newNonce() -> String {
