@@ -65,6 +65,7 @@ public struct StoreConformance: Sendable {
         "add edition 1 \"Nacional\"", "add edition 2 \"Comarques Gironines\"", "add edition 8 \"Presència\"",
         "add app quiosc (demo quota 3)",
         "set tariff lines of app quiosc: 1:10:subscribers, 2:20:subscribers, 8:30:free",
+        "set web kiosk of app quiosc: base https://quiosc.example.cat; sections portada /?hash=, compte /compte?hash= (fitxa, usuari); default portada",
         "add app presencia (demo quota 1)",
         "set tariff lines of app presencia: 8:1:subscribers",
     ]
