@@ -13,7 +13,7 @@ public struct StoreConformance: Sendable {
         case catalogueSync, catalogueLookups, editionListings, issueListings, issueContents, publishing
         case users, subscriptions, identities, importedIdentities, activity, downloads
         case demoQuota, demoGrants, signInFailures, statistics, catalogueVersion, search
-        case console, accounts, editionIssues, restoring
+        case console, accounts, editionIssues, restoring, webKiosks
     }
 
     let makeStore: StoreFactory
@@ -45,6 +45,7 @@ public struct StoreConformance: Sendable {
         case .editionIssues: try await editionIssues()
         case .restoring: try await restoring()
         case .search: try await search()
+        case .webKiosks: try await webKiosks()
         }
     }
 
