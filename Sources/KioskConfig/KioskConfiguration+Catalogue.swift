@@ -2,19 +2,18 @@ import Yams
 import KioskModels
 
 extension KioskConfiguration {
-    /// This configuration with `catalogue` in place of its publications, editions, apps, tariff lines
-    /// (each app keeps its `web_kiosk`) and accounts (`api_clients`, `publishers`, `operators`): what the
-    /// console validates before a change, and what `config export` writes.
+    /// This configuration with `catalogue` in place of its publications, editions, apps, tariff lines,
+    /// web kiosks (`web_kiosk`) and accounts (`api_clients`, `publishers`, `operators`): what the console
+    /// validates before a change, and what `config export` writes.
     package func replacingCatalogue(with catalogue: Catalogue) -> KioskConfiguration {
         var copy = self
-        let webKiosks = Dictionary(apps.map { ($0.key, $0.webKiosk) }, uniquingKeysWith: { first, _ in first })
         copy.publications = catalogue.publications.map { publication in
             PublicationEntry(id: publication.id, name: publication.name, editions: catalogue.editions
                 .filter { $0.publicationID == publication.id }
                 .map { EditionEntry(id: $0.id, name: $0.name, created: $0.createdOn) })
         }
         copy.apps = catalogue.apps.map { app in
-            AppEntry(key: app.key, name: app.name, demoQuota: app.demoQuota, webKiosk: webKiosks[app.key] ?? nil,
+            AppEntry(key: app.key, name: app.name, demoQuota: app.demoQuota, webKiosk: catalogue.webKiosk(of: app.key).map(WebKioskEntry.init),
                      lines: catalogue.tariffLines.filter { $0.appKey == app.key }.sorted { $0.order < $1.order }
                         .map { LineEntry(edition: $0.editionID, order: $0.order, access: $0.access) })
         }
@@ -43,9 +42,10 @@ package struct CatalogueSyncOutcome: Sendable, Equatable {
 extension KioskConfiguration {
     /// Brings the file's catalogue to the database as `catalogue_source` says: with `file`, always; with
     /// `console`, only into a database with no app (the file seeds a new install), and the file's accounts
-    /// only into a database with none (an install from before accounts were stored); otherwise nothing
-    /// changes and the differences are reported so the caller can say so. `force` applies the file
-    /// whatever the source (`config apply`).
+    /// only into a database with none, its web kiosks only into a database with none (an install from
+    /// before they were stored), those of apps the database has; otherwise nothing changes and the
+    /// differences are reported so the caller can say so. `force` applies the file whatever the source
+    /// (`config apply`).
     package func syncCatalogue(into store: any KioskDatabase, force: Bool = false) async throws -> CatalogueSyncOutcome {
         if force || catalogueSource == .file {
             return CatalogueSyncOutcome(applied: try await store.syncCatalogue(catalogue, dryRun: false))
@@ -55,10 +55,18 @@ extension KioskConfiguration {
             return CatalogueSyncOutcome(applied: try await store.syncCatalogue(catalogue, dryRun: false))
         }
         var applied: [String] = []
+        var seeded = false
         if stored.accounts.isEmpty && !catalogue.accounts.isEmpty {
             stored.accounts = catalogue.accounts
-            applied = try await store.syncCatalogue(stored, dryRun: false)
+            seeded = true
         }
+        let storedApps = Set(stored.apps.map(\.key))
+        let fileKiosks = catalogue.webKiosks.filter { storedApps.contains($0.appKey) }
+        if stored.webKiosks.isEmpty && !fileKiosks.isEmpty {
+            stored.webKiosks = fileKiosks
+            seeded = true
+        }
+        if seeded { applied = try await store.syncCatalogue(stored, dryRun: false) }
         return CatalogueSyncOutcome(applied: applied, keptFromConsole: try await store.syncCatalogue(catalogue, dryRun: true))
     }
 }

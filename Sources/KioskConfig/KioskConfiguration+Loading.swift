@@ -136,12 +136,18 @@ extension KioskConfiguration {
 }
 
 extension KioskConfiguration.WebKioskEntry {
+    /// The rules of an app's web kiosk, in the file and in the console alike: an `http(s)` base URL,
+    /// sections named once (whatever their case), a default that is one of them, aliases of listed
+    /// sections that name no other one.
     package func validate(key: String, _ fail: (String, String) -> ConfigurationError) throws {
         if let baseURL, !(baseURL.hasPrefix("http://") || baseURL.hasPrefix("https://")) {
             throw fail("\(key).base_url", "must start with http:// or https://")
         }
         var owner: [String: String] = [:]   // folded name -> section
         for entry in sections.entries {
+            guard !entry.name.trimmingCharacters(in: .whitespaces).isEmpty else {
+                throw fail("\(key).sections", "a section name must not be empty")
+            }
             guard owner.updateValue(entry.name, forKey: entry.name.lowercased()) == nil else {
                 throw fail("\(key).sections.\(entry.name)", "is listed twice (names match whatever their case)")
             }
@@ -154,6 +160,9 @@ extension KioskConfiguration.WebKioskEntry {
                 throw fail("\(key).aliases.\(section)", "\"\(section)\" is not one of the sections")
             }
             for name in names {
+                guard !name.trimmingCharacters(in: .whitespaces).isEmpty else {
+                    throw fail("\(key).aliases.\(section)", "an alias must not be empty")
+                }
                 if let other = owner.updateValue(section, forKey: name.lowercased()), other != section {
                     throw fail("\(key).aliases.\(section)", "\"\(name)\" already names section \"\(other)\"")
                 }

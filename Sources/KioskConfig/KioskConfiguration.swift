@@ -32,7 +32,7 @@ package struct KioskConfiguration: Codable, Sendable, Equatable {
     package var publishers: [Credential] = []
     /// Who may sign in to the operator console (`/admin`), and what they may do there.
     package var operators: [OperatorEntry] = []
-    /// Where the catalogue (publications, editions, apps, tariff lines, demo quotas) is kept: `file` makes
+    /// Where the catalogue (publications, editions, apps, tariff lines, demo quotas, web kiosks) is kept: `file` makes
     /// this file the truth at every start and reload; `console` lets the file seed an empty database once,
     /// then the database (edited in the console) is the truth and the file is applied only on request.
     package var catalogueSource: CatalogueSource = .file
@@ -232,14 +232,25 @@ package struct KioskConfiguration: Codable, Sendable, Equatable {
             case defaultSection = "default_section"
         }
 
-        /// The sections of Kiosk's own web kiosk: the shelf and the reader's account page.
-        package static let ownSections = OrderedPaths([
-            OrderedPaths.Entry(name: "portada", path: "/?hash="), OrderedPaths.Entry(name: "compte", path: "/compte?hash="),
-        ])
-
         package init(baseURL: String?, sections: OrderedPaths = OrderedPaths(), defaultSection: String? = nil,
                      aliases: [String: [String]] = [:]) {
             self.baseURL = baseURL; self.sections = sections; self.defaultSection = defaultSection; self.aliases = aliases
+        }
+
+        /// The entry of a stored web kiosk (`config export`, the console's validation).
+        package init(_ stored: AppWebKiosk) {
+            self.init(baseURL: stored.baseURL,
+                      sections: OrderedPaths(stored.sections.map { OrderedPaths.Entry(name: $0.name, path: $0.path) }),
+                      defaultSection: stored.defaultSection,
+                      aliases: Dictionary(stored.sections.filter { !$0.aliases.isEmpty }.map { ($0.name, $0.aliases) },
+                                          uniquingKeysWith: { first, second in first + second }))
+        }
+
+        /// The web kiosk as the catalogue keeps it: each section with its aliases.
+        package func stored(appKey: String) -> AppWebKiosk {
+            AppWebKiosk(appKey: appKey, baseURL: baseURL,
+                        sections: sections.entries.map { WebKiosk.Section(name: $0.name, path: $0.path, aliases: aliases[$0.name] ?? []) },
+                        defaultSection: defaultSection)
         }
     }
 
@@ -307,22 +318,17 @@ extension KioskConfiguration {
             },
             accounts: apiClients.map { Account(kind: .apiClient, username: $0.username, passwordHash: $0.passwordHash) }
                 + publishers.map { Account(kind: .publisher, username: $0.username, passwordHash: $0.passwordHash) }
-                + operators.map { Account(kind: .operator, username: $0.username, passwordHash: $0.passwordHash, role: $0.role) })
+                + operators.map { Account(kind: .operator, username: $0.username, passwordHash: $0.passwordHash, role: $0.role) },
+            webKiosks: apps.compactMap { app in app.webKiosk?.stored(appKey: app.key) })
     }
 
-    /// Every app's web kiosk: the one its `web_kiosk` names, or Kiosk's own (`/web/<app key>`, sections
-    /// `portada` and `compte`) for an app without one or without a `base_url`.
+    /// Every app's web kiosk as `hashQuiosc` answers from this file's catalogue: the one its `web_kiosk`
+    /// names, or Kiosk's own (`/web/<app key>`, sections `portada` and `compte`) for an app without one or
+    /// without a `base_url` (`AppWebKiosk.webKiosk(ownBaseURL:)`).
     package var webKiosks: [String: WebKiosk] {
         Dictionary(uniqueKeysWithValues: apps.map { app in
-            let entry = app.webKiosk ?? WebKioskEntry(baseURL: nil)
-            let sections = entry.sections.entries.isEmpty && entry.baseURL == nil
-                ? WebKioskEntry.ownSections.entries : entry.sections.entries
-            return (app.key, WebKiosk(
-                baseURL: entry.baseURL ?? "\(publicURL)/web/\(app.key)",
-                sections: sections.map {
-                    WebKiosk.Section(name: $0.name, path: $0.path, aliases: entry.aliases[$0.name] ?? [])
-                },
-                defaultSection: entry.defaultSection))
+            let own = "\(publicURL)/web/\(app.key)"
+            return (app.key, app.webKiosk?.stored(appKey: app.key).webKiosk(ownBaseURL: own) ?? AppWebKiosk.own(baseURL: own))
         })
     }
 

@@ -63,11 +63,16 @@ public struct Catalogue: Sendable, Hashable {
     public var tariffLines: [TariffLine]
     /// API clients, publishers and operators: kept and owned like the rest of the catalogue.
     public var accounts: [Account]
+    /// The apps' web kiosks, at most one an app; an app without one keeps Kiosk's own.
+    public var webKiosks: [AppWebKiosk]
     public init(publications: [Publication], editions: [Edition], apps: [App], tariffLines: [TariffLine],
-                accounts: [Account] = []) {
+                accounts: [Account] = [], webKiosks: [AppWebKiosk] = []) {
         self.publications = publications; self.editions = editions; self.apps = apps; self.tariffLines = tariffLines
-        self.accounts = accounts
+        self.accounts = accounts; self.webKiosks = webKiosks
     }
+
+    /// The app's stored web kiosk, nil when it keeps Kiosk's own.
+    public func webKiosk(of appKey: String) -> AppWebKiosk? { webKiosks.first { $0.appKey == appKey } }
 }
 
 /// An edition as an app offers it: the line, the edition and its title.

@@ -1,7 +1,7 @@
 import Foundation
 
-/// Catalogue reads that every `getEdicio` makes (the app's offer of the edition, the issue's contents)
-/// kept in memory under the store's catalogue version. The version changes in the same transaction as
+/// Catalogue reads that every `getEdicio` makes (the app's offer of the edition, the issue's contents),
+/// and the app's web kiosk every `hashQuiosc` reads, kept in memory under the store's catalogue version. The version changes in the same transaction as
 /// anything these reads show, whoever writes it (this process, the CLI, another instance), and it is
 /// read before the data: a read kept under the version in force is what the store would answer now.
 ///
@@ -11,12 +11,13 @@ import Foundation
 public final class CatalogueMemo: @unchecked Sendable {
     /// 0: nothing is kept.
     public let byteLimit: Int
-    /// Told of every lookup: which read (`getEdicio.offer`, `getEdicio.issue`) and whether it was kept.
+    /// Told of every lookup: which read (`getEdicio.offer`, `getEdicio.issue`, `hashQuiosc.web_kiosk`) and whether it was kept.
     private let observe: (@Sendable (_ read: String, _ hit: Bool) -> Void)?
     private let lock = NSLock()
     private var version: Int64 = .min
     private var offers: [OfferKey: OfferedEdition?] = [:]
     private var contents: [IssueKey: IssueContents?] = [:]
+    private var webKiosks: [String: AppWebKiosk?] = [:]
     private var bytes = 0
 
     private struct OfferKey: Hashable { var appKey: String; var editionID: Int }
@@ -40,6 +41,11 @@ public final class CatalogueMemo: @unchecked Sendable {
                          size: Self.estimatedBytes, read: read)
     }
 
+    /// `read()`'s web kiosk of the app under `version` (nil: none stored), kept for the next caller.
+    public func webKiosk(appKey: String, version: Int64, read: () async throws -> AppWebKiosk?) async throws -> AppWebKiosk? {
+        try await lookup("hashQuiosc.web_kiosk", \.webKiosks, appKey, version: version, size: Self.estimatedBytes, read: read)
+    }
+
     private func lookup<Key: Hashable, Value>(_ name: String, _ table: ReferenceWritableKeyPath<CatalogueMemo, [Key: Value?]>,
                                               _ key: Key, version: Int64, size: (Value?) -> Int,
                                               read: () async throws -> Value?) async throws -> Value? {
@@ -54,7 +60,7 @@ public final class CatalogueMemo: @unchecked Sendable {
     }
 
     /// Entries and estimated bytes held now.
-    public var usage: (entries: Int, bytes: Int) { lock.withLock { (offers.count + contents.count, bytes) } }
+    public var usage: (entries: Int, bytes: Int) { lock.withLock { (offers.count + contents.count + webKiosks.count, bytes) } }
 
     private func keep(version: Int64, size: Int, _ store: (CatalogueMemo) -> Void) {
         guard byteLimit > 0, size <= byteLimit else { return }
@@ -62,6 +68,7 @@ public final class CatalogueMemo: @unchecked Sendable {
             if version > self.version || bytes + size > byteLimit {
                 offers.removeAll(keepingCapacity: true)
                 contents.removeAll(keepingCapacity: true)
+                webKiosks.removeAll(keepingCapacity: true)
                 bytes = 0
                 self.version = max(self.version, version)
             }
@@ -69,6 +76,16 @@ public final class CatalogueMemo: @unchecked Sendable {
             store(self)
             bytes += size
         }
+    }
+
+    private static func estimatedBytes(_ kiosk: AppWebKiosk?) -> Int {
+        guard let kiosk else { return 64 }
+        var bytes = 256 + kiosk.appKey.utf8.count + (kiosk.baseURL?.utf8.count ?? 0)
+        for section in kiosk.sections {
+            bytes += 96 + section.name.utf8.count + section.path.utf8.count
+            for alias in section.aliases { bytes += 32 + alias.utf8.count }
+        }
+        return bytes
     }
 
     private static func estimatedBytes(_ issue: IssueContents?) -> Int {

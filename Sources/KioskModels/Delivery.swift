@@ -17,7 +17,7 @@ public protocol IssueBundles: Sendable {
 /// name resolves leniently: case-insensitively, through aliases, and to the default section otherwise.
 public struct WebKiosk: Sendable, Hashable {
     /// One section: its name and the path appended to `baseURL` (the hash goes after it, e.g. `/compte?hash=`).
-    public struct Section: Sendable, Hashable {
+    public struct Section: Sendable, Hashable, Codable {
         public var name: String
         public var path: String
         /// Other names the apps send for this section.

@@ -249,6 +249,14 @@ public struct KioskService: Sendable {
         return app
     }
 
+    /// The app's web kiosk as stored (nil: it keeps Kiosk's own), through the memo: read again only once
+    /// the catalogue version moved (a console change, a sync, on any instance).
+    public func storedWebKiosk(appKey: String) async throws -> AppWebKiosk? {
+        let store = self.store, memo = catalogueMemo
+        let version = memo.byteLimit > 0 ? try await store.catalogueVersion() : 0
+        return try await memo.webKiosk(appKey: appKey, version: version, read: { try await store.webKiosk(appKey: appKey) })
+    }
+
     /// The app's offer of the edition and the issue's contents, through the memo (the catalogue version
     /// is read only when it keeps anything); refused as `requireOffered` refuses, or `noPublishedIssue`.
     private func offeredIssue(appKey: String, editionID: Int, date: IssueDate) async throws -> (OfferedEdition, IssueContents) {

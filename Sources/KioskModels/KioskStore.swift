@@ -12,8 +12,11 @@ public protocol KioskStore: Sendable {
     func issues(editionID: Int, from date: IssueDate?, direction: ListingDirection, limit: Int) async throws -> [IssueSummary]
     /// A published issue's pages and bundle; nil when not published.
     func issueContents(editionID: Int, date: IssueDate) async throws -> IssueContents?
+    /// The app's web kiosk as stored (`hashQuiosc`); nil when it has none (Kiosk's own serves it) or
+    /// there is no such app.
+    func webKiosk(appKey: String) async throws -> AppWebKiosk?
     /// A number that changes, in the same transaction, with anything the catalogue reads above return
-    /// (publications, editions, apps, lines, issues, pages), whoever changes it: this process, the CLI or
+    /// (publications, editions, apps, lines, web kiosks, issues, pages), whoever changes it: this process, the CLI or
     /// another instance. Read it before the data it guards; an answer kept under one version is valid while
     /// the store still gives that version.
     func catalogueVersion() async throws -> Int64

@@ -5,8 +5,8 @@ import PostgresNIO
 /// Makes the database's catalogue match the configuration, idempotently, reporting each change in
 /// the words of the SQLite store's sync (the same lines for the same change).
 ///
-/// Publications and editions are upserted and never deleted (issues refer to them); apps and their
-/// tariff lines are made exactly as configured. Syncs from several instances take turns on an
+/// Publications and editions are upserted and never deleted (issues refer to them); apps, their
+/// tariff lines and web kiosks are made exactly as configured. Syncs from several instances take turns on an
 /// advisory lock, so each sees the catalogue the previous one left.
 struct PostgresCatalogueSync {
     let connection: PostgresConnection
@@ -76,6 +76,21 @@ struct PostgresCatalogueSync {
                 }
                 changes.append("set tariff lines of app \(app.key): "
                                + wanted.map { "\($0.editionID):\($0.order):\($0.access.rawValue)" }.joined(separator: ", "))
+            }
+            let kiosk = catalogue.webKiosk(of: app.key)
+            if try await PostgresKioskStore.webKiosks(c, appKey: app.key, logger: logger).first != kiosk {
+                if let kiosk {
+                    try await c.run("""
+                        INSERT INTO app_web_kiosks (app_key, base_url, default_section, sections)
+                        VALUES (\(app.key), \(kiosk.baseURL), \(kiosk.defaultSection), \(kiosk.storedSections))
+                        ON CONFLICT (app_key) DO UPDATE SET base_url = excluded.base_url,
+                            default_section = excluded.default_section, sections = excluded.sections
+                        """, logger: logger)
+                    changes.append(WebKioskChange.set(kiosk))
+                } else {
+                    try await c.run("DELETE FROM app_web_kiosks WHERE app_key = \(app.key)", logger: logger)
+                    changes.append(WebKioskChange.remove(appKey: app.key))
+                }
             }
         }
         return changes + (try await applyAccounts(catalogue.sortedAccounts))

@@ -12,12 +12,24 @@ extension PostgresKioskStore {
             let lines = try await c.rows("SELECT app_key, edition_id, sort_order, access FROM tariff_lines ORDER BY app_key, sort_order",
                                          (String, Int, Int, String).self, logger: logger)
             let accounts = try await Self.accounts(c, logger: logger)
+            let webKiosks = try await Self.webKiosks(c, appKey: nil, logger: logger)
             return Catalogue(
                 publications: publications.map { Publication(id: $0.0, name: $0.1) },
                 editions: editions.map { Edition(id: $0.0, publicationID: $0.1, name: $0.2, createdOn: IssueDate($0.3) ?? IssueDate(daysSinceEpoch: 0)) },
                 apps: apps.map { App(key: $0.0, name: $0.1, demoQuota: $0.2) },
                 tariffLines: lines.map { TariffLine(appKey: $0.0, editionID: $0.1, order: $0.2, access: LineAccess(rawValue: $0.3) ?? .subscribers) },
-                accounts: accounts)
+                accounts: accounts, webKiosks: webKiosks)
+        }
+    }
+
+    /// The stored web kiosks by app key (`C` order, as SQLite's); only `appKey`'s when given.
+    static func webKiosks(_ c: PostgresConnection, appKey: String?, logger: Logger) async throws -> [AppWebKiosk] {
+        try await c.rows("""
+            SELECT app_key, base_url, default_section, sections FROM app_web_kiosks
+            WHERE \(appKey)::text IS NULL OR app_key = \(appKey) ORDER BY app_key COLLATE "C"
+            """, (String, String?, String?, String).self, logger: logger).map { row in
+            AppWebKiosk(appKey: row.0, baseURL: row.1, sections: try AppWebKiosk.sections(stored: row.3, appKey: row.0),
+                        defaultSection: row.2)
         }
     }
 

@@ -4,7 +4,7 @@ import PostgresNIO
 extension PostgresKioskStore {
     /// The tables `db copy` moves, parents before children.
     static let copiedTables = [
-        "publications", "editions", "sections", "apps", "tariff_lines", "issues", "pages", "page_texts", "withdrawn_page_texts", "users", "subscriptions",
+        "publications", "editions", "sections", "apps", "tariff_lines", "app_web_kiosks", "issues", "pages", "page_texts", "withdrawn_page_texts", "users", "subscriptions",
         "identities", "demo_counters", "demo_grants", "downloads", "download_counts", "sign_in_failures", "active_identities",
         "audit_log", "accounts", "bundle_builds",
     ]

@@ -90,6 +90,10 @@ public final class PostgresKioskStore: KioskDatabase {
         }
     }
 
+    public func webKiosk(appKey: String) async throws -> AppWebKiosk? {
+        try await read { [self] c in try await Self.webKiosks(c, appKey: appKey, logger: logger).first }
+    }
+
     /// The columns of an offered edition (tariff line `t`, edition `e`, publication `p`).
     static let offeredColumns = "t.app_key, t.edition_id, t.sort_order, t.access, e.publication_id, e.name, e.created_on, p.name"
     typealias OfferedRow = (String, Int, Int, String, Int, String, String, String)

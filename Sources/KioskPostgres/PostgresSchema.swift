@@ -298,6 +298,21 @@ enum PostgresSchema {
             """,
             "CREATE INDEX bundle_builds_by_time ON bundle_builds (time)",
         ]),
+        // As in SQLite (`Schema.swift`, v11): each app's web kiosk, part of the catalogue; a change bumps
+        // the catalogue version, so every instance's `hashQuiosc` answers from it at once.
+        Migration(version: 10, name: "web kiosks of the apps", statements: [
+            """
+            CREATE TABLE app_web_kiosks (
+                app_key text PRIMARY KEY REFERENCES apps ON DELETE CASCADE,
+                base_url text,
+                default_section text,
+                sections text NOT NULL)
+            """,
+            """
+            CREATE TRIGGER app_web_kiosks_changes_catalogue AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON app_web_kiosks
+            FOR EACH STATEMENT EXECUTE FUNCTION kiosk_catalogue_changed()
+            """,
+        ]),
     ]
 
     /// Applies the migrations this database lacks; returns their versions.

@@ -181,7 +181,8 @@ public enum KioskMethods {
     static let demosExhaustedMessage = "Ja heu fet servir totes les descàrregues de prova d'aquest dispositiu."
 
     /// An unknown or empty `seccioQ` opens the app's default section: the apps send constants compiled
-    /// into each build, and a section name is never a reason to refuse the call.
+    /// into each build, and a section name is never a reason to refuse the call. The app's web kiosk is
+    /// the stored one (console or file), read again once the catalogue version moves; without one, Kiosk's own.
     static func hashQuiosc(_ params: XMLRPCParameters, _ context: some KioskRPCContext) async throws -> XMLRPCValue {
         let env = context.environment
         let appKey = try params.string(0, "appkey")
@@ -189,9 +190,8 @@ public enum KioskMethods {
         let password = try params.string(2, "password")
         let sectionName = (try? params.string(3, "seccioQ"))?.trimmingASCIISpaces ?? ""
         try await env.service.requireApp(appKey)
-        guard let kiosk = env.webKiosks[appKey] else {
-            throw KioskError.invalidArgument(parameter: "appkey", problem: "app \"\(appKey)\" has no web kiosk configured")
-        }
+        let kiosk = try await env.service.storedWebKiosk(appKey: appKey)?.webKiosk(ownBaseURL: env.ownWebKiosks + "/" + appKey)
+            ?? AppWebKiosk.own(baseURL: env.ownWebKiosks + "/" + appKey)
         let resolution = kiosk.resolve(sectionName)
         if !resolution.matched && !sectionName.isEmpty {
             context.logger.notice("hashQuiosc: unknown seccioQ, opened the default section", metadata: [

@@ -2,14 +2,16 @@ import KioskModels
 import Logging
 
 /// What the kiosk methods need for one call: the service and the configuration in force when it began.
+/// The catalogue (apps, lines, web kiosks) is the store's, read under its version (`CatalogueMemo`).
 ///
 /// The server swaps in a new environment on reload; a call keeps the one it started with.
 public struct KioskRPCEnvironment: Sendable {
     public var service: KioskService
     public var links: any LinkSigning
     public var bundles: any IssueBundles
-    /// By app key.
-    public var webKiosks: [String: WebKiosk]
+    /// Where Kiosk's own web kiosks are, e.g. `https://kiosk.example.cat/web` (an app's is `/<app key>`
+    /// under it): what `hashQuiosc` links to for an app whose stored web kiosk has no base URL, or none.
+    public var ownWebKiosks: String
     public var webKioskTokens: WebKioskTokenSigner
     public var webKioskTokenLifetime: Int
     public var observer: any KioskRPCObserver
@@ -17,9 +19,9 @@ public struct KioskRPCEnvironment: Sendable {
     public var answers: AnswerCache
 
     public init(service: KioskService, links: any LinkSigning, bundles: any IssueBundles,
-                webKiosks: [String: WebKiosk], webKioskTokens: WebKioskTokenSigner, webKioskTokenLifetime: Int,
+                ownWebKiosks: String, webKioskTokens: WebKioskTokenSigner, webKioskTokenLifetime: Int,
                 observer: any KioskRPCObserver = UnobservedKioskRPC(), answers: AnswerCache = AnswerCache(byteLimit: 0)) {
-        self.service = service; self.links = links; self.bundles = bundles; self.webKiosks = webKiosks
+        self.service = service; self.links = links; self.bundles = bundles; self.ownWebKiosks = ownWebKiosks
         self.webKioskTokens = webKioskTokens; self.webKioskTokenLifetime = webKioskTokenLifetime
         self.observer = observer; self.answers = answers
     }

@@ -4,8 +4,8 @@ import KioskModels
 /// Makes the database's catalogue match the configuration, idempotently, reporting each change.
 ///
 /// Publications and editions are upserted and never deleted (issues refer to them); apps and their
-/// tariff lines are made exactly as configured, so an app removed from the configuration is unknown;
-/// so are the accounts (API clients, publishers, operators).
+/// tariff lines and web kiosks are made exactly as configured, so an app removed from the configuration
+/// is unknown; so are the accounts (API clients, publishers, operators).
 struct CatalogueSync {
     let db: Database
 
@@ -46,6 +46,16 @@ struct CatalogueSync {
                 for line in lines { try line.insert(db) }
                 changes.append("set tariff lines of app \(app.key): "
                                + wantedLines.map { "\($0.editionID):\($0.sortOrder):\($0.access)" }.joined(separator: ", "))
+            }
+            let kiosk = catalogue.webKiosk(of: app.key)
+            if try WebKioskRecord.fetchOne(db, key: app.key)?.webKiosk() != kiosk {
+                if let kiosk {
+                    try WebKioskRecord(kiosk).save(db)
+                    changes.append(WebKioskChange.set(kiosk))
+                } else {
+                    try WebKioskRecord.deleteOne(db, key: app.key)
+                    changes.append(WebKioskChange.remove(appKey: app.key))
+                }
             }
         }
         return changes + (try applyAccounts(catalogue.sortedAccounts))

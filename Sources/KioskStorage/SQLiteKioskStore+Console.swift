@@ -11,7 +11,8 @@ extension SQLiteKioskStore {
                 apps: try AppRecord.order(AppRecord.Columns.key).fetchAll(db).map(\.app),
                 tariffLines: try TariffLineRecord.order(TariffLineRecord.Columns.appKey, TariffLineRecord.Columns.sortOrder)
                     .fetchAll(db).map(\.line),
-                accounts: try Self.accounts(db))
+                accounts: try Self.accounts(db),
+                webKiosks: try WebKioskRecord.order(WebKioskRecord.Columns.appKey).fetchAll(db).map { try $0.webKiosk() })
         }
     }
 

@@ -90,6 +90,14 @@ public final class SQLiteKioskStore: KioskDatabase {
         }
     }
 
+    public func webKiosk(appKey: String) async throws -> AppWebKiosk? {
+        try read { db in
+            try WebKioskRecord.fetchOne(db.cachedStatement(sql: """
+                SELECT \(WebKioskRecord.columnList(as: "w")) FROM app_web_kiosks w WHERE w.app_key = ?
+                """), arguments: [appKey])?.webKiosk()
+        }
+    }
+
     private static let listingSQL = """
         SELECT \(EditionListingRow.columns)
         FROM tariff_lines t

@@ -278,6 +278,21 @@ public enum KioskSchema {
             }
             try db.create(index: "bundle_builds_by_time", on: "bundle_builds", columns: ["time"])
         }
+        // Each app's web kiosk (`hashQuiosc`), part of the catalogue: synced from the file's `web_kiosk` or
+        // edited in the console. No row: Kiosk's own. `base_url` NULL: Kiosk's own, at the public URL;
+        // `sections` is a JSON array of `{"aliases", "name", "path"}` in order (`AppWebKiosk.storedSections`).
+        // A change bumps the catalogue version, so every instance's `hashQuiosc` answers from it at once.
+        migrator.registerMigration("v11: web kiosks of the apps") { db in
+            try db.execute(sql: """
+                CREATE TABLE app_web_kiosks (
+                    app_key TEXT PRIMARY KEY NOT NULL REFERENCES apps ON DELETE CASCADE,
+                    base_url TEXT,
+                    default_section TEXT,
+                    sections TEXT NOT NULL
+                ) WITHOUT ROWID
+                """)
+            try Self.createCatalogueTriggers(on: "app_web_kiosks", db)
+        }
         return migrator
     }
 

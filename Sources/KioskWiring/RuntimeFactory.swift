@@ -35,7 +35,7 @@ struct RuntimeFactory: Sendable {
         let environment = KioskRPCEnvironment(
             service: service, links: links,
             bundles: editions.bundles,
-            webKiosks: configuration.webKiosks, webKioskTokens: WebKioskTokenSigner(secret: secrets.webKioskKey),
+            ownWebKiosks: configuration.publicURL + "/web", webKioskTokens: WebKioskTokenSigner(secret: secrets.webKioskKey),
             webKioskTokenLifetime: configuration.webKioskTokenLifetimeSeconds,
             observer: metrics ?? UnobservedKioskRPC(),
             answers: AnswerCache(byteLimit: configuration.limits.answerCacheBytes - configuration.limits.answerCacheBytes / 4))

@@ -192,8 +192,10 @@ import XMLRPC
 
         #expect(try await wire.fault("epusuaris.hashQuiosc", ["quiosc", "pere", "wrong", "compte"])?.code == 6)
         #expect(try await wire.fault("epusuaris.hashQuiosc", ["nope", "", "", "compte"])?.code == 1)
-        #expect(try await wire.fault("epusuaris.hashQuiosc", ["presencia", "", "", "portada"])
-                == XMLRPCFault(code: -32602, message: "parameter appkey: app \"presencia\" has no web kiosk configured"))
+        #expect(try await wire.value("epusuaris.hashQuiosc", ["presencia", "", "", "compte"])
+                == .structure([XMLRPCMember("url_base", "http://kiosk.test/web/presencia"), XMLRPCMember("hash", ""),
+                               XMLRPCMember("url", "http://kiosk.test/web/presencia/compte?hash=")]),
+                "an app with no web kiosk stored links to Kiosk's own")
     }
 
     @Test func theSixMethodsAreListed() async throws {

@@ -16,15 +16,15 @@ struct Wire {
 
     static let tokenSecret = Array("wire-token-secret-0123456789abcdefghij".utf8)
     static let tokenLifetime = 300
-    /// `quiosc`'s web kiosk; `presencia` has none here.
-    static let webKiosks = SampleCatalogue.webKiosks.filter { $0.key == "quiosc" }
+    /// Where Kiosk's own web kiosks are: `presencia` has none stored, so it links to its own.
+    static let ownWebKiosks = "http://kiosk.test/web"
 
     /// Catalogue answers are kept (`AnswerCache`) unless `answerCacheBytes` is 0.
     init(signInPolicy: SignInPolicy = SignInPolicy(), answerCacheBytes: Int = 1 << 20) async throws {
         fixture = try await ServiceFixture.sqlite(signInPolicy: signInPolicy)
         sections = SectionLog()
         let environment = KioskRPCEnvironment(
-            service: fixture.service, links: TestLinks(), bundles: TestBundles(), webKiosks: Self.webKiosks,
+            service: fixture.service, links: TestLinks(), bundles: TestBundles(), ownWebKiosks: Self.ownWebKiosks,
             webKioskTokens: WebKioskTokenSigner(secret: Self.tokenSecret), webKioskTokenLifetime: Self.tokenLifetime,
             observer: sections, answers: AnswerCache(byteLimit: answerCacheBytes))
         context = WireContext(environment: environment, logger: Logger(label: "wire", factory: { _ in SwiftLogNoOpLogHandler() }))

@@ -20,7 +20,15 @@ public enum SampleCatalogue {
             TariffLine(appKey: "quiosc", editionID: 2, order: 20, access: .subscribers),
             TariffLine(appKey: "quiosc", editionID: 8, order: 30, access: .free),
             TariffLine(appKey: "presencia", editionID: 8, order: 1, access: .subscribers),
-        ])
+        ],
+        webKiosks: [quioscWebKiosk])
+
+    /// El Quiosc's web kiosk as the catalogue keeps it; Presència has none (Kiosk's own).
+    public static let quioscWebKiosk = AppWebKiosk(
+        appKey: "quiosc", baseURL: "https://quiosc.example.cat",
+        sections: [WebKiosk.Section(name: "portada", path: "/?hash="),
+                   WebKiosk.Section(name: "compte", path: "/compte?hash=", aliases: ["fitxa", "usuari"])],
+        defaultSection: "portada")
 
     /// The apps' web kiosks (`hashQuiosc`) of the same configuration.
     public static let webKiosks = [

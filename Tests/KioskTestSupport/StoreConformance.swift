@@ -13,7 +13,7 @@ public struct StoreConformance: Sendable {
         case catalogueSync, catalogueLookups, editionListings, issueListings, issueContents, publishing
         case users, subscriptions, identities, importedIdentities, activity, downloads
         case demoQuota, demoGrants, signInFailures, statistics, catalogueVersion, search
-        case console, accounts, editionIssues, restoring
+        case console, accounts, editionIssues, restoring, webKiosks
     }
 
     let makeStore: StoreFactory
@@ -45,6 +45,7 @@ public struct StoreConformance: Sendable {
         case .editionIssues: try await editionIssues()
         case .restoring: try await restoring()
         case .search: try await search()
+        case .webKiosks: try await webKiosks()
         }
     }
 
@@ -65,6 +66,7 @@ public struct StoreConformance: Sendable {
         "add edition 1 \"Nacional\"", "add edition 2 \"Comarques Gironines\"", "add edition 8 \"Presència\"",
         "add app quiosc (demo quota 3)",
         "set tariff lines of app quiosc: 1:10:subscribers, 2:20:subscribers, 8:30:free",
+        "set web kiosk of app quiosc: base https://quiosc.example.cat; sections portada /?hash=, compte /compte?hash= (fitxa, usuari); default portada",
         "add app presencia (demo quota 1)",
         "set tariff lines of app presencia: 8:1:subscribers",
     ]

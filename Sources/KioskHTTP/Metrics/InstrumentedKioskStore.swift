@@ -36,6 +36,10 @@ package struct InstrumentedKioskStore: KioskStore {
         try await timed("app") { try await base.app(key: key) }
     }
 
+    package func webKiosk(appKey: String) async throws -> AppWebKiosk? {
+        try await timed("web_kiosk") { try await base.webKiosk(appKey: appKey) }
+    }
+
     package func editionListings(appKey: String) async throws -> [EditionListing] {
         try await timed("edition_listings") { try await base.editionListings(appKey: appKey) }
     }

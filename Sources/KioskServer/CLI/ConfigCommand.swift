@@ -31,7 +31,7 @@ extension ConfigCommand {
     /// `config export`: the database's catalogue (what the console edits) as the file's YAML sections.
     struct Export: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Print the database's catalogue (publications, apps, tariff lines, demo quotas) as YAML for the configuration file.")
+            abstract: "Print the database's catalogue (publications, apps, tariff lines, demo quotas, web kiosks, accounts) as YAML for the configuration file.")
         @OptionGroup var options: StoreOptions
 
         func run() async throws {

@@ -152,3 +152,35 @@ struct EditionListingRow: FetchableRecord {
     /// Nil when the date is unreadable.
     var listing: EditionListing? { newest.summary.map { EditionListing(offered: offered.offered, newest: $0) } }
 }
+
+/// A row of `app_web_kiosks`: an app's web kiosk, its sections as JSON (`AppWebKiosk.storedSections`).
+struct WebKioskRecord: Hashable, FetchableRecord, PersistableRecord, ListedColumns {
+    static let databaseTableName = "app_web_kiosks"
+    enum Columns: String, ColumnExpression, CaseIterable {
+        case appKey = "app_key", baseURL = "base_url", defaultSection = "default_section", sections
+    }
+
+    var appKey: String
+    var baseURL: String?
+    var defaultSection: String?
+    var sections: String
+
+    init(_ kiosk: AppWebKiosk) {
+        appKey = kiosk.appKey; baseURL = kiosk.baseURL; defaultSection = kiosk.defaultSection; sections = kiosk.storedSections
+    }
+
+    init(row: Row) {
+        appKey = row[Columns.appKey]; baseURL = row[Columns.baseURL]; defaultSection = row[Columns.defaultSection]
+        sections = row[Columns.sections]
+    }
+
+    func encode(to container: inout PersistenceContainer) {
+        container[Columns.appKey] = appKey; container[Columns.baseURL] = baseURL
+        container[Columns.defaultSection] = defaultSection; container[Columns.sections] = sections
+    }
+
+    func webKiosk() throws -> AppWebKiosk {
+        AppWebKiosk(appKey: appKey, baseURL: baseURL, sections: try AppWebKiosk.sections(stored: sections, appKey: appKey),
+                    defaultSection: defaultSection)
+    }
+}

@@ -40,6 +40,12 @@ package enum ConsoleStrings {
         "generated_password": "Contrasenya generada (apunteu-la: no es tornarà a mostrar) per a", "make_operator": "Fes-lo operador",
         "make_editor": "Fes-lo editor", "not_yourself": "No podeu treure ni canviar el rol del vostre propi compte.",
         "accounts_from_file": "Els comptes vénen del fitxer de configuració (catalogue_source: file): aquí només es mostren.",
+        "web_kiosk": "Quiosc web (hashQuiosc)", "base_url": "Adreça base",
+        "base_url_hint": "En blanc: el quiosc web del mateix Kiosk,", "web_sections": "Seccions del quiosc web",
+        "section_name": "Nom de la secció", "section_path": "Camí", "aliases": "Altres noms",
+        "aliases_hint": "Altres noms que envien les aplicacions per a la secció, separats per comes (majúscules o minúscules, igual).",
+        "default_section": "Secció per defecte", "new_section": "Secció nova",
+        "default_first": "Sense secció per defecte: s'obre la primera.",
     ]
 
     package static let english: [String: String] = [
@@ -72,5 +78,11 @@ package enum ConsoleStrings {
         "generated_password": "Generated password (write it down: it is not shown again) for", "make_operator": "Make operator",
         "make_editor": "Make editor", "not_yourself": "You cannot remove your own account or change its role.",
         "accounts_from_file": "The accounts come from the configuration file (catalogue_source: file): shown here only.",
+        "web_kiosk": "Web kiosk (hashQuiosc)", "base_url": "Base URL",
+        "base_url_hint": "Empty: Kiosk's own web kiosk,", "web_sections": "Web kiosk sections",
+        "section_name": "Section name", "section_path": "Path", "aliases": "Other names",
+        "aliases_hint": "Other names the apps send for the section, separated by commas (any case).",
+        "default_section": "Default section", "new_section": "New section",
+        "default_first": "No default section: the first one opens.",
     ]
 }

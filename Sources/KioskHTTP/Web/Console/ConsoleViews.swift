@@ -17,7 +17,14 @@ struct DashboardView {
 struct AppsView {
     struct Line { var edition: Int; var name: String; var order: Int; var free: Bool; var editable: Bool }
     struct Edition { var id: Int; var name: String }
-    struct App { var key, name: String; var demoQuota: Int; var editable: Bool; var lines: [Line]; var otherEditions: [Edition] }
+    struct App {
+        var key, name: String; var demoQuota: Int; var editable: Bool; var lines: [Line]; var otherEditions: [Edition]
+        var webKiosk: WebKiosk
+    }
+    /// A row of the web kiosk form; `isNew`: the empty last row, to add a section.
+    struct Section { var index: Int; var name, path, aliases: String; var isDefault, isNew, editable: Bool }
+    /// `baseURL` empty: Kiosk's own, at `ownURL`.
+    struct WebKiosk { var baseURL, ownURL: String; var noDefault, editable: Bool; var sections: [Section] }
     var editable: Bool
     var apps: [App]
 }

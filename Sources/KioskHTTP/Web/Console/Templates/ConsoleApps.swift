@@ -31,6 +31,29 @@ extension WebTemplates {
     <button type="submit">{{t.add}}</button>
     </form>
     {{/editable}}
+    {{#webKiosk}}
+    <h3 id="wk-{{key}}">{{t.web_kiosk}}</h3>
+    <form method="post" action="/admin/apps/{{key}}" aria-labelledby="wk-{{key}}">
+    <input type="hidden" name="csrf" value="{{frame.csrf}}"><input type="hidden" name="action" value="web_kiosk">
+    <p><label for="wk-base-{{key}}">{{t.base_url}}</label>
+    <input id="wk-base-{{key}}" name="base_url" type="url" size="40" value="{{baseURL}}" placeholder="{{ownURL}}" aria-describedby="wk-base-hint-{{key}}"{{^editable}} disabled{{/editable}}>
+    <span id="wk-base-hint-{{key}}">{{t.base_url_hint}} <code>{{ownURL}}</code></span></p>
+    <table><caption>{{t.web_sections}}</caption>
+    <thead><tr><th scope="col">{{t.section_name}}</th><th scope="col">{{t.section_path}}</th><th scope="col">{{t.aliases}}</th><th scope="col">{{t.default_section}}</th><th scope="col">{{t.remove}}</th></tr></thead><tbody>
+    {{#sections}}<tr>
+    <td><input name="section_name_{{index}}" value="{{name}}" aria-label="{{#isNew}}{{t.new_section}}: {{t.section_name}}{{/isNew}}{{^isNew}}{{t.section_name}}: {{name}}{{/isNew}}"{{^editable}} disabled{{/editable}}></td>
+    <td><input name="section_path_{{index}}" value="{{path}}" aria-label="{{#isNew}}{{t.new_section}}: {{t.section_path}}{{/isNew}}{{^isNew}}{{t.section_path}}: {{name}}{{/isNew}}"{{^editable}} disabled{{/editable}}></td>
+    <td><input name="section_aliases_{{index}}" value="{{aliases}}" aria-label="{{#isNew}}{{t.new_section}}: {{t.aliases}}{{/isNew}}{{^isNew}}{{t.aliases}}: {{name}}{{/isNew}}" aria-describedby="wk-aliases-hint-{{key}}"{{^editable}} disabled{{/editable}}></td>
+    <td><input type="radio" name="default_section" value="{{index}}"{{#isDefault}} checked{{/isDefault}} aria-label="{{#isNew}}{{t.new_section}}: {{t.default_section}}{{/isNew}}{{^isNew}}{{t.default_section}}: {{name}}{{/isNew}}"{{^editable}} disabled{{/editable}}></td>
+    <td>{{^isNew}}<input type="checkbox" name="section_remove_{{index}}" value="1" aria-label="{{t.remove}}: {{name}}"{{^editable}} disabled{{/editable}}>{{/isNew}}</td>
+    </tr>{{/sections}}
+    </tbody></table>
+    <p id="wk-aliases-hint-{{key}}">{{t.aliases_hint}}</p>
+    <p><input type="radio" id="wk-first-{{key}}" name="default_section" value=""{{#noDefault}} checked{{/noDefault}}{{^editable}} disabled{{/editable}}>
+    <label for="wk-first-{{key}}">{{t.default_first}}</label></p>
+    {{#editable}}<button type="submit">{{t.save}}</button>{{/editable}}
+    </form>
+    {{/webKiosk}}
     </section>
     {{/apps}}
     {{/content}}

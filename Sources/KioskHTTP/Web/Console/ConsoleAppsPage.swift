@@ -1,0 +1,141 @@
+import Foundation
+import Hummingbird
+import KioskConfig
+import KioskModels
+
+/// The console's apps page (`/admin/apps`, operators only): each app's demo quota, tariff lines and web
+/// kiosk (`hashQuiosc`: base URL, sections with their paths and aliases, default section). With
+/// `catalogue_source: console` they are edited here; with `file` they are shown only. Every change is
+/// validated like the configuration file, written through the catalogue sync (so every instance answers
+/// from it at once) and audited with the app's state before and after.
+extension ConsolePage {
+    func apps(notice: String? = nil, status: HTTPResponse.Status = .ok) async throws -> Response {
+        try requireConfiguring()
+        let catalogue = try await database.catalogue()
+        let editable = runtime.configuration.catalogueSource == .console
+        let names = Dictionary(uniqueKeysWithValues: catalogue.editions.map { edition in
+            (edition.id, "\(catalogue.publications.first { $0.id == edition.publicationID }?.name ?? "") · \(edition.name)")
+        })
+        let view = AppsView(editable: editable, apps: catalogue.apps.map { app in
+            let lines = catalogue.tariffLines.filter { $0.appKey == app.key }.sorted { $0.order < $1.order }
+            return AppsView.App(
+                key: app.key, name: app.name, demoQuota: app.demoQuota, editable: editable,
+                lines: lines.map { .init(edition: $0.editionID, name: names[$0.editionID] ?? "\($0.editionID)", order: $0.order,
+                                         free: $0.access == .free, editable: editable) },
+                otherEditions: catalogue.editions.filter { edition in !lines.contains { $0.editionID == edition.id } }
+                    .map { .init(id: $0.id, name: names[$0.id] ?? "") },
+                webKiosk: webKioskView(catalogue.webKiosk(of: app.key), appKey: app.key, editable: editable))
+        })
+        return render("console_apps", text["apps"] ?? "", view, notice: notice, status: status)
+    }
+
+    /// The web kiosk form of an app: its sections as they act (Kiosk's own when none are stored), then an
+    /// empty row to add one.
+    private func webKioskView(_ stored: AppWebKiosk?, appKey: String, editable: Bool) -> AppsView.WebKiosk {
+        let ownURL = "\(runtime.configuration.publicURL)/web/\(appKey)"
+        let acting = stored?.webKiosk(ownBaseURL: ownURL) ?? AppWebKiosk.own(baseURL: ownURL)
+        let rows = acting.sections.enumerated().map { index, section in
+            AppsView.Section(index: index, name: section.name, path: section.path, aliases: section.aliases.joined(separator: ", "),
+                             isDefault: section.name == stored?.defaultSection, isNew: false, editable: editable)
+        }
+        return AppsView.WebKiosk(
+            baseURL: stored?.baseURL ?? "", ownURL: ownURL, noDefault: stored?.defaultSection == nil, editable: editable,
+            sections: rows + [AppsView.Section(index: rows.count, name: "", path: "", aliases: "", isDefault: false, isNew: true,
+                                               editable: editable)])
+    }
+
+    /// One change to an app (`action`: `quota`, `add`, `remove`, `up`, `down`, `access`, `web_kiosk`), validated
+    /// like the configuration file and written with the catalogue sync every writer uses.
+    func changeApp(_ request: Request) async throws -> Response {
+        try requireEditableCatalogue("managed_by_file")
+        let form = self.form ?? WebForm.empty
+        let key = parameters.get("app") ?? ""
+        var catalogue = try await database.catalogue()
+        guard let index = catalogue.apps.firstIndex(where: { $0.key == key }) else { throw KioskHTTPError.notFound("no app \"\(key)\"") }
+        if form.text("action") == "web_kiosk" { return try await changeWebKiosk(of: key, in: catalogue, form: form) }
+        var lines = catalogue.tariffLines.filter { $0.appKey == key }.sorted { $0.order < $1.order }
+        let before = Self.describe(catalogue.apps[index], lines)
+        let edition = Int(form.text("edition"))
+        switch form.text("action") {
+        case "quota":
+            guard let quota = Int(form.text("demo_quota")) else {
+                return try await apps(notice: "apps[\(key)].demo_quota: must be a whole number", status: .unprocessableContent)
+            }
+            catalogue.apps[index].demoQuota = quota
+        case "add":
+            let access = LineAccess(rawValue: form.text("access")) ?? .subscribers
+            lines.append(TariffLine(appKey: key, editionID: edition ?? 0, order: (lines.map(\.order).max() ?? 0) + 10, access: access))
+        case "remove":
+            lines.removeAll { $0.editionID == edition }
+        case "up", "down":
+            if let at = lines.firstIndex(where: { $0.editionID == edition }) {
+                let other = form.text("action") == "up" ? at - 1 : at + 1
+                if lines.indices.contains(other) {
+                    (lines[at].order, lines[other].order) = (lines[other].order, lines[at].order)
+                }
+            }
+        case "access":
+            if let at = lines.firstIndex(where: { $0.editionID == edition }) {
+                lines[at].access = lines[at].access == .free ? .subscribers : .free
+            }
+        default:
+            throw KioskHTTPError.badRequest("unknown action \"\(form.text("action").prefix(32))\"")
+        }
+        catalogue.tariffLines = catalogue.tariffLines.filter { $0.appKey != key } + lines
+        if let problem = try problem(with: catalogue) { return try await apps(notice: problem, status: .unprocessableContent) }
+        let changes = try await database.syncCatalogue(catalogue, dryRun: false)
+        if !changes.isEmpty {
+            try await audit("app." + form.text("action"), key, before: before,
+                            after: Self.describe(catalogue.apps[index], lines.sorted { $0.order < $1.order }))
+        }
+        return redirect("/admin/apps#app-\(key)")
+    }
+
+    static func describe(_ app: App, _ lines: [TariffLine]) -> String {
+        "demo_quota \(app.demoQuota); lines " + lines.map { "\($0.editionID):\($0.order):\($0.access.rawValue)" }.joined(separator: ", ")
+    }
+
+    /// The web kiosk form's change: the base URL (empty: Kiosk's own), each row's name, path and aliases
+    /// (comma-separated) unless marked for removal, a filled last row added, the default chosen by row. Checked
+    /// with the file's rules (`WebKioskEntry.validate`, keys `apps[<key>].web_kiosk…`); a refused form changes nothing.
+    private func changeWebKiosk(of key: String, in catalogue: Catalogue, form: WebForm) async throws -> Response {
+        let stored = catalogue.webKiosk(of: key)
+        let wanted = Self.webKiosk(of: key, from: form)
+        guard stored != nil || !wanted.isOwn else { return redirect("/admin/apps#app-\(key)") }   // still Kiosk's own
+        do {
+            try KioskConfiguration.WebKioskEntry(wanted).validate(key: "apps[\(key)].web_kiosk") { key, problem in
+                ConfigurationError(file: "console", key: key, problem: problem)
+            }
+        } catch let error as ConfigurationError {
+            return try await apps(notice: "\(error.key): \(error.problem)", status: .unprocessableContent)
+        }
+        var changed = catalogue
+        changed.webKiosks = catalogue.webKiosks.filter { $0.appKey != key } + [wanted]
+        if let problem = try problem(with: changed) { return try await apps(notice: problem, status: .unprocessableContent) }
+        if try await !database.syncCatalogue(changed, dryRun: false).isEmpty {
+            try await audit("app.web_kiosk", key, before: stored?.summary ?? "Kiosk's own", after: wanted.summary)
+        }
+        return redirect("/admin/apps#app-\(key)")
+    }
+
+    /// The web kiosk a submitted form describes: rows `section_name_N`, `section_path_N`, `section_aliases_N`
+    /// (`section_remove_N` drops one; a row left empty is skipped), `default_section` the row chosen.
+    static func webKiosk(of key: String, from form: WebForm) -> AppWebKiosk {
+        var sections: [WebKiosk.Section] = []
+        var defaultSection: String?
+        for row in 0..<maximumSections {
+            let name = form.text("section_name_\(row)"), path = form.text("section_path_\(row)")
+            let aliases = form.text("section_aliases_\(row)").split(separator: ",")
+                .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            if form["section_name_\(row)"] == nil && form["section_path_\(row)"] == nil { break }
+            if form.text("default_section") == String(row) { defaultSection = name }
+            guard form["section_remove_\(row)"] == nil, !(name.isEmpty && path.isEmpty && aliases.isEmpty) else { continue }
+            sections.append(WebKiosk.Section(name: name, path: path, aliases: aliases))
+        }
+        let baseURL = form.text("base_url")
+        return AppWebKiosk(appKey: key, baseURL: baseURL.isEmpty ? nil : baseURL, sections: sections, defaultSection: defaultSection)
+    }
+
+    /// The most rows a web kiosk form is read for.
+    static let maximumSections = 100
+}
