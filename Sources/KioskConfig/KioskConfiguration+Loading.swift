@@ -92,10 +92,12 @@ extension KioskConfiguration {
             guard publication.id > 0, publicationIDs.insert(publication.id).inserted else {
                 throw fail("publications[\(p)].id", "must be a positive id used once, got \(publication.id)")
             }
+            guard Self.isName(publication.name) else { throw fail("publications[\(p)].name", Self.nameRule) }
             for (e, edition) in publication.editions.enumerated() {
                 guard edition.id > 0, edition.id <= Int(Int32.max), editionIDs.insert(edition.id).inserted else {
                     throw fail("publications[\(p)].editions[\(e)].id", "must be a positive id used once, got \(edition.id)")
                 }
+                guard Self.isName(edition.name) else { throw fail("publications[\(p)].editions[\(e)].name", Self.nameRule) }
             }
         }
         var appKeys = Set<String>()
@@ -103,6 +105,7 @@ extension KioskConfiguration {
             guard !app.key.isEmpty, appKeys.insert(app.key).inserted else {
                 throw fail("apps[\(a)].key", "must be non-empty and used once")
             }
+            guard Self.isName(app.name) else { throw fail("apps[\(a)].name", Self.nameRule) }
             guard app.demoQuota >= 0 else { throw fail("apps[\(a)].demo_quota", "must be 0 or more") }
             if let kiosk = app.webKiosk { try kiosk.validate(key: "apps[\(a)].web_kiosk", fail) }
             var lineEditions = Set<Int>()
@@ -191,4 +194,14 @@ extension ConfigurationError {
             self.init(file: file, key: "", problem: "\(error)")
         }
     }
+}
+
+extension KioskConfiguration {
+    /// What readers see as a title, an edition's or an app's name: some text, on one line, not too long.
+    static func isName(_ name: String) -> Bool {
+        !name.trimmingCharacters(in: .whitespaces).isEmpty && name.count <= 200
+            && !name.unicodeScalars.contains { $0.properties.generalCategory == .control }
+    }
+
+    static let nameRule = "must be 1 to 200 characters on one line"
 }

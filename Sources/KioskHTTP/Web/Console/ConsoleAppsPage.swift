@@ -16,7 +16,7 @@ extension ConsolePage {
         let names = Dictionary(uniqueKeysWithValues: catalogue.editions.map { edition in
             (edition.id, "\(catalogue.publications.first { $0.id == edition.publicationID }?.name ?? "") · \(edition.name)")
         })
-        let view = AppsView(editable: editable, apps: catalogue.apps.map { app in
+        let view = AppsView(editable: editable, catalogue: catalogueView(catalogue, editable: editable), apps: catalogue.apps.map { app in
             let lines = catalogue.tariffLines.filter { $0.appKey == app.key }.sorted { $0.order < $1.order }
             return AppsView.App(
                 key: app.key, name: app.name, demoQuota: app.demoQuota, editable: editable,

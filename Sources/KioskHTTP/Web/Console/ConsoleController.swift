@@ -20,6 +20,7 @@ package struct ConsoleController {
         group.get("/admin", use: console { page, request in try await page.dashboard(request) })
         group.get("/admin/apps", use: console { page, _ in try await page.apps() })
         group.post("/admin/apps/:app", use: console { page, request in try await page.changeApp(request) })
+        group.post("/admin/catalogue", use: console { page, _ in try await page.changeCatalogue() })
         group.get("/admin/issues", use: console { page, request in try await page.issues(request) })
         group.put("/admin/issues/:edition/:date", use: console { page, request in try await page.upload(request) })
         group.post("/admin/issues/:edition/:date/withdraw", use: console { page, _ in try await page.withdraw() })

@@ -25,7 +25,12 @@ struct AppsView {
     struct Section { var index: Int; var name, path, aliases: String; var isDefault, isNew, editable: Bool }
     /// `baseURL` empty: Kiosk's own, at `ownURL`.
     struct WebKiosk { var baseURL, ownURL: String; var noDefault, editable: Bool; var sections: [Section] }
+    struct EditionRow { var id: Int; var name, createdOn: String; var editable: Bool }
+    struct Publication { var id: Int; var name: String; var editable: Bool; var editions: [EditionRow] }
+    /// The publications and their editions; `today` is the new edition's default creation day.
+    struct Catalogue { var editable: Bool; var today: String; var publications: [Publication] }
     var editable: Bool
+    var catalogue: Catalogue
     var apps: [App]
 }
 

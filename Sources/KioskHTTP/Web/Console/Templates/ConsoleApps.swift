@@ -4,6 +4,45 @@ extension WebTemplates {
     {{#content}}
     <h1>{{t.apps}}</h1>
     {{^editable}}<p class="notice">{{t.managed_by_file}}</p>{{/editable}}
+    {{#catalogue}}
+    <section id="catalogue" aria-labelledby="h-catalogue">
+    <h2 id="h-catalogue">{{t.catalogue}}</h2>
+    <table><caption>{{t.publications}}</caption>
+    <thead><tr><th scope="col">{{t.id}}</th><th scope="col">{{t.publication}} / {{t.edition}}</th><th scope="col">{{t.created_on}}</th></tr></thead><tbody>
+    {{#publications}}
+    <tr><td>{{id}}</td><td>{{#editable}}<form class="inline" method="post" action="/admin/catalogue"><input type="hidden" name="csrf" value="{{frame.csrf}}"><input type="hidden" name="action" value="rename_publication"><input type="hidden" name="id" value="{{id}}"><input name="name" value="{{name}}" required aria-label="{{t.publication}} {{id}}: {{t.name}}"> <button type="submit">{{t.rename}}</button></form>{{/editable}}{{^editable}}<strong>{{name}}</strong>{{/editable}}</td><td></td></tr>
+    {{#editions}}<tr><td>{{id}}</td><td>↳ {{#editable}}<form class="inline" method="post" action="/admin/catalogue"><input type="hidden" name="csrf" value="{{frame.csrf}}"><input type="hidden" name="action" value="rename_edition"><input type="hidden" name="id" value="{{id}}"><input name="name" value="{{name}}" required aria-label="{{t.edition}} {{id}}: {{t.name}}"> <button type="submit">{{t.rename}}</button></form>{{/editable}}{{^editable}}{{name}}{{/editable}}</td><td>{{createdOn}}</td></tr>{{/editions}}
+    {{/publications}}
+    </tbody></table>
+    {{#editable}}
+    <form method="post" action="/admin/catalogue" aria-labelledby="h-add-publication">
+    <h3 id="h-add-publication">{{t.add_publication}}</h3>
+    <input type="hidden" name="csrf" value="{{frame.csrf}}"><input type="hidden" name="action" value="add_publication">
+    <label for="pub-id">{{t.id}}</label> <input id="pub-id" name="id" type="number" min="1" required>
+    <label for="pub-name">{{t.name}}</label> <input id="pub-name" name="name" required>
+    <button type="submit">{{t.add}}</button>
+    </form>
+    <form method="post" action="/admin/catalogue" aria-labelledby="h-add-edition">
+    <h3 id="h-add-edition">{{t.add_edition}}</h3>
+    <input type="hidden" name="csrf" value="{{frame.csrf}}"><input type="hidden" name="action" value="add_edition">
+    <label for="ed-publication">{{t.publication}}</label>
+    <select id="ed-publication" name="publication">{{#publications}}<option value="{{id}}">{{name}}</option>{{/publications}}</select>
+    <label for="ed-id">{{t.id}}</label> <input id="ed-id" name="id" type="number" min="1" required>
+    <label for="ed-name">{{t.name}}</label> <input id="ed-name" name="name" required>
+    <label for="ed-created">{{t.created_on}}</label> <input id="ed-created" name="created_on" type="date" value="{{today}}" required>
+    <button type="submit">{{t.add}}</button>
+    </form>
+    <form method="post" action="/admin/catalogue" aria-labelledby="h-add-app">
+    <h3 id="h-add-app">{{t.add_app}}</h3>
+    <input type="hidden" name="csrf" value="{{frame.csrf}}"><input type="hidden" name="action" value="add_app">
+    <label for="app-key">{{t.app_key}}</label> <input id="app-key" name="key" required>
+    <label for="app-name">{{t.name}}</label> <input id="app-name" name="name" required>
+    <button type="submit">{{t.add}}</button>
+    </form>
+    <p>{{t.no_removal}}</p>
+    {{/editable}}
+    </section>
+    {{/catalogue}}
     {{#apps}}
     <section id="app-{{key}}" aria-labelledby="h-{{key}}">
     <h2 id="h-{{key}}">{{name}} <code>{{key}}</code></h2>
