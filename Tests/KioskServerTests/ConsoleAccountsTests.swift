@@ -11,9 +11,7 @@ import Testing
 /// one instance is enforced by another at its next request.
 @Suite struct ConsoleAccountsTests {
     static func post(_ client: some TestClientProtocol, _ cookie: String, _ body: String) async throws -> TestResponse {
-        var headers = ConsoleTests.form
-        headers[.cookie] = cookie
-        return try await client.execute(uri: "/admin/accounts", method: .post, headers: headers, body: ByteBuffer(string: body))
+        try await ConsoleTests.post(client, cookie, to: "/admin/accounts", body)
     }
 
     @Test func operatorsAddResetChangeAndRemoveAccountsValidatedAndAuditedWithoutHashes() async throws {

@@ -10,9 +10,7 @@ import Testing
 /// `catalogue_source: file`, and answered from at once by the wire methods.
 @Suite struct ConsoleCatalogueTests {
     static func post(_ client: some TestClientProtocol, _ cookie: String, _ body: String) async throws -> TestResponse {
-        var headers = ConsoleTests.form
-        headers[.cookie] = cookie
-        return try await client.execute(uri: "/admin/catalogue", method: .post, headers: headers, body: ByteBuffer(string: body))
+        try await ConsoleTests.post(client, cookie, to: "/admin/catalogue", body)
     }
 
     @Test func operatorsAddAndRenamePublicationsEditionsAndApps() async throws {

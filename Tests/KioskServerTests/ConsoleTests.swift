@@ -32,6 +32,13 @@ import Testing
     static func csrf(_ html: String) throws -> String { String(try #require(html.firstMatch(of: /name="csrf" value="([^"]+)"/)?.1)) }
     static let form: HTTPFields = [.contentType: "application/x-www-form-urlencoded"]
 
+    /// Posts a form `body` to `uri` with the session `cookie`.
+    static func post(_ client: some TestClientProtocol, _ cookie: String, to uri: String, _ body: String) async throws -> TestResponse {
+        var headers = form
+        headers[.cookie] = cookie
+        return try await client.execute(uri: uri, method: .post, headers: headers, body: ByteBuffer(string: body))
+    }
+
     /// Signs `username` in through the form; returns the `Cookie` header of the session.
     static func signIn(_ client: some TestClientProtocol, _ username: String, password: String = password) async throws -> (TestResponse, String) {
         let page = try await client.execute(uri: "/admin/sign-in", method: .get)
