@@ -166,6 +166,35 @@ import Testing
         }
     }
 
+    /// An issue's page in the console: every page's image (served through its signed link), section and PDF,
+    /// the bundle; images allowed from the links' origin; a withdrawn issue is 404 until restored.
+    @Test func anIssuesPagesAreShownThroughSignedLinks() async throws {
+        let kiosk = try await Self.kiosk()
+        try await kiosk.addIssue(edition: 1, date: "2025-06-10", pages: 3)
+        try await Self.app(kiosk).test(.router) { client in
+            let (_, cookie) = try await Self.signIn(client, "edi")
+            let list = Self.text(try await client.execute(uri: "/admin/issues?edition=1", method: .get, headers: [.cookie: cookie]))
+            #expect(list.contains("href=\"/admin/issues/1/2025-06-10\""))
+            let answer = try await client.execute(uri: "/admin/issues/1/2025-06-10", method: .get, headers: [.cookie: cookie])
+            let page = Self.text(answer)
+            #expect(answer.status == .ok)
+            #expect(answer.headers[.contentSecurityPolicy]?.contains("img-src 'self' data: \(kiosk.configuration.publicURL)") == true)
+            let images = page.matches(of: /<img src="([^"]+)" alt="Pàgina (\d)"/).map { (String($0.1), String($0.2)) }
+            #expect(images.map(\.1) == ["1", "2", "3"])
+            #expect(page.components(separatedBy: ">PDF</a>").count == 4 && page.contains(".zip"))
+            let link = try #require(URLComponents(string: images[0].0.replacingOccurrences(of: "&amp;", with: "&")))
+            let image = try await client.execute(uri: link.path + "?" + (link.query ?? ""), method: .get)
+            #expect(image.status == .ok && image.headers[.contentType] == "image/jpeg")
+            #expect(try await client.execute(uri: "/admin/issues/1/2025-06-11", method: .get, headers: [.cookie: cookie]).status == .notFound)
+        }
+        #expect(try await kiosk.store.withdrawIssue(editionID: 1, date: IssueDate("2025-06-10")!, at: kiosk.clock.now))
+        try await Self.app(kiosk).test(.router) { client in
+            let (_, cookie) = try await Self.signIn(client, "edi")
+            let withdrawn = try await client.execute(uri: "/admin/issues/1/2025-06-10", method: .get, headers: [.cookie: cookie])
+            #expect(withdrawn.status == .notFound && Self.text(withdrawn).contains("restaureu-lo"))
+        }
+    }
+
     @Test func withCatalogueSourceFileTheAppsAreShownNotEdited() async throws {
         let kiosk = try await Self.kiosk(source: .file)
         try await Self.app(kiosk).test(.router) { client in

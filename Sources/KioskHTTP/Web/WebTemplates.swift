@@ -9,7 +9,7 @@ package enum WebTemplates {
         let templates = ["layout": layout, "shelf": shelf, "archive": archive, "issue": issue,
                          "account": account, "message": message, "search": search,
                          "console_layout": consoleLayout, "console_sign_in": consoleSignIn, "console_dashboard": consoleDashboard,
-                         "console_apps": consoleApps, "console_issues": consoleIssues, "console_readers": consoleReaders,
+                         "console_apps": consoleApps, "console_issues": consoleIssues, "console_issue": consoleIssue, "console_readers": consoleReaders,
                          "console_audit": consoleAudit, "console_accounts": consoleAccounts]
         for (name, text) in templates {
             // A template that does not parse is a programming error caught by the first test that renders it.

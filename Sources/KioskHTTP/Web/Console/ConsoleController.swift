@@ -23,6 +23,7 @@ package struct ConsoleController {
         group.post("/admin/catalogue", use: console { page, _ in try await page.changeCatalogue() })
         group.get("/admin/issues", use: console { page, request in try await page.issues(request) })
         group.put("/admin/issues/:edition/:date", use: console { page, request in try await page.upload(request) })
+        group.get("/admin/issues/:edition/:date", use: console { page, _ in try await page.issue() })
         group.post("/admin/issues/:edition/:date/withdraw", use: console { page, _ in try await page.withdraw() })
         group.post("/admin/issues/:edition/:date/restore", use: console { page, _ in try await page.restore() })
         group.get("/admin/readers", use: console { page, request in try await page.readers(request) })

@@ -74,7 +74,7 @@ struct ConsolePage: Sendable {
             csrf: sessions.csrfToken(session),
             links: links.map { .init(href: $0.0, label: $0.1, current: $0.0 == path) }, notice: notice)
         return ConsoleRendering.page(status, template: template, title: title, language: language, frame: frame,
-                                     content: content)
+                                     content: content, imageOrigin: runtime.configuration.publicURL)
     }
 
     func redirect(_ location: String) -> Response {
@@ -140,6 +140,28 @@ struct ConsolePage: Sendable {
             },
             edition: chosen ?? 0, today: IssueDate(unixTime: now).description, issues: issues)
         return render("console_issues", text["issues"] ?? "", view)
+    }
+
+    /// One issue as readers get it: each page's small image (linking to the high-resolution one), section and
+    /// PDF, through signed links as `getEdicio` gives them; a withdrawn issue is `404` until restored.
+    func issue() async throws -> Response {
+        let editionID = Int(parameters.get("edition") ?? "") ?? 0
+        guard let date = IssueDate(parameters.get("date") ?? ""),
+              let contents = try await database.issueContents(editionID: editionID, date: date) else {
+            throw KioskHTTPError.notFound(text["no_visible_issue"] ?? "")
+        }
+        let links = runtime.environment.links
+        let view = ConsoleIssueView(
+            edition: editionID, date: date.description, revision: contents.revision,
+            backURL: "/admin/issues?edition=\(editionID)#issue-\(date)",
+            bundleURL: contents.bundle.map { _ in
+                links.link(to: EditionsDirectory.bundlePath(editionID: editionID, date: date, revision: contents.revision), now: now)
+            },
+            pages: contents.pages.map { page in
+                ConsoleIssueView.Page(number: page.number, section: page.section.name, image: links.link(to: page.files.jpg, now: now),
+                               largeImage: links.link(to: page.files.jpgA, now: now), pdf: links.link(to: page.files.pdf, now: now))
+            })
+        return render("console_issue", "\(text["issue"] ?? "") \(editionID) · \(date)", view)
     }
 
     /// The upload form's `PUT`: the same archive and answers as `PUT /publish`.

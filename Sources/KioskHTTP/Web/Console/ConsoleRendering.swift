@@ -19,13 +19,16 @@ enum ConsoleRendering {
         var content: Any
     }
 
-    static let contentSecurityPolicy = "default-src 'none'; img-src 'self' data:; style-src 'unsafe-inline'; "
-        + "script-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+    /// Images may come from `imageOrigin` too (the signed links' `public_url`, for an issue's pages).
+    static func contentSecurityPolicy(imageOrigin: String) -> String {
+        "default-src 'none'; img-src 'self' data: \(imageOrigin); style-src 'unsafe-inline'; "
+            + "script-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+    }
 
     static func page(_ status: HTTPResponse.Status, template: String, title: String, language: WebLanguage,
-                     frame: Frame?, content: Any) -> Response {
+                     frame: Frame?, content: Any, imageOrigin: String = "") -> Response {
         WebTemplates.response(status, template: template,
                               context: Page(lang: language.rawValue, t: language.consoleStrings, title: title, frame: frame, content: content),
-                              language: language, contentSecurityPolicy: contentSecurityPolicy)
+                              language: language, contentSecurityPolicy: contentSecurityPolicy(imageOrigin: imageOrigin))
     }
 }

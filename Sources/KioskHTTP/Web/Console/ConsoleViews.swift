@@ -47,6 +47,16 @@ struct IssuesView {
     var issues: [Issue]
 }
 
+struct ConsoleIssueView {
+    struct Page { var number: Int; var section, image, largeImage, pdf: String }
+    var edition: Int
+    var date: String
+    var revision: Int
+    var backURL: String
+    var bundleURL: String?
+    var pages: [Page]
+}
+
 struct ReadersView {
     struct Reader { var username, name, email, subscriptions: String }
     var query: String

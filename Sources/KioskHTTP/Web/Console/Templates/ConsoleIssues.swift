@@ -23,13 +23,26 @@ extension WebTemplates {
     <section aria-labelledby="list-title">
     <h2 id="list-title">{{t.issues}}</h2>
     <table><thead><tr><th scope="col">{{t.date}}</th><th scope="col">{{t.pages}}</th><th scope="col">{{t.bundle}}</th><th scope="col">SHA-256</th><th scope="col">{{t.state}}</th><th scope="col"></th></tr></thead>
-    <tbody>{{#issues}}<tr id="issue-{{date}}"{{#withdrawn}} class="withdrawn"{{/withdrawn}}><td>{{date}}</td><td>{{pages}}</td><td>{{bundleSize}}</td><td><code>{{sha256}}</code></td>
+    <tbody>{{#issues}}<tr id="issue-{{date}}"{{#withdrawn}} class="withdrawn"{{/withdrawn}}><td>{{^withdrawn}}<a href="/admin/issues/{{edition}}/{{date}}">{{date}}</a>{{/withdrawn}}{{#withdrawn}}{{date}}{{/withdrawn}}</td><td>{{pages}}</td><td>{{bundleSize}}</td><td><code>{{sha256}}</code></td>
     <td class="state">{{#withdrawn}}{{t.withdrawn_on}} {{.}}{{/withdrawn}}{{^withdrawn}}{{t.published}}{{/withdrawn}}</td>
     <td>{{^withdrawn}}<form method="post" action="/admin/issues/{{edition}}/{{date}}/withdraw"><input type="hidden" name="csrf" value="{{frame.csrf}}"><button type="submit">{{t.withdraw}}</button></form>{{/withdrawn}}{{#withdrawn}}<form method="post" action="/admin/issues/{{edition}}/{{date}}/restore"><input type="hidden" name="csrf" value="{{frame.csrf}}"><button type="submit">{{t.restore}}</button></form>{{/withdrawn}}</td></tr>{{/issues}}
     </tbody></table>
     {{^issues}}<p>{{t.no_results}}</p>{{/issues}}
     </section>
     <script src="/admin/console.js"></script>
+    {{/content}}
+    {{/main}}{{/console_layout}}
+    """#
+
+    static let consoleIssue = #"""
+    {{<console_layout}}{{$main}}
+    {{#content}}
+    <h1>{{t.issue}} {{edition}} · {{date}} <small>r{{revision}}</small></h1>
+    <p><a href="{{backURL}}">{{t.issues}}</a>{{#bundleURL}} · <a href="{{.}}">{{t.bundle}} (ZIP)</a>{{/bundleURL}}</p>
+    <ol class="pages">
+    {{#pages}}<li><figure><a href="{{largeImage}}"><img src="{{image}}" alt="{{t.page}} {{number}}" loading="lazy" width="150"></a>
+    <figcaption>{{t.page}} {{number}} · {{section}} · <a href="{{pdf}}">PDF</a></figcaption></figure></li>{{/pages}}
+    </ol>
     {{/content}}
     {{/main}}{{/console_layout}}
     """#
