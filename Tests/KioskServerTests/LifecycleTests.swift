@@ -31,7 +31,15 @@ import Testing
     @Test func readyWhenDatabaseEditionsAndConfigurationAreThere() async throws {
         let kiosk = try await TestKiosk()
         let before = try FileManager.default.contentsOfDirectory(atPath: kiosk.configuration.server.editions)
-        let answers = try await kiosk.withServer { port in try await Self.get(port, ["/healthz", "/readyz"]) }.value as! [[Any]]
+        // Each check must answer within 3 s; on a test machine starved by the parallel suites the database
+        // check may not, once, so a timed-out probe is asked again (a real failure never turns ready).
+        let answers = try await kiosk.withServer { port in
+            var answers = try await Self.get(port, ["/healthz", "/readyz"]).value as! [[Any]]
+            for _ in 0..<4 where (answers[1][2] as? String)?.contains("no answer within") == true {
+                answers = try await Self.get(port, ["/healthz", "/readyz"]).value as! [[Any]]
+            }
+            return ClientJSON(value: answers)
+        }.value as! [[Any]]
         #expect(answers[0][0] as! Int == 200)
         #expect(answers[0][2] as! String == "ok\n")
         #expect(answers[1][0] as! Int == 200)
