@@ -30,7 +30,7 @@ import Testing
                 ("action=add_edition&publication=77&id=90&name=Nova&created_on=2026-01-01", "publication 77 is not defined", ""),
                 ("action=add_edition&publication=1&id=90&name=Nova&created_on=2026-02-30", "must be a date as YYYY-MM-DD", ""),
                 ("action=add_edition&publication=1&id=2&name=Nova&created_on=2026-01-01", "must be a positive id used once", ""),
-                ("action=add_app&key=quiosc&name=Una+altra", "is used already", ""),
+                ("action=add_app&key=quiosc&name=Una+altra", "apps[", "must be non-empty and used once"),
                 ("action=add_app&key=&name=Buida", "apps[", "must be non-empty and used once"),
             ]
             for (body, first, second) in refusals {
@@ -58,9 +58,8 @@ import Testing
             #expect(entries[2].subject == "edition 90" && entries[2].before == "Girona" && entries[2].after == "Girona i comarques")
 
             // The new app answers at once (no lines yet: an empty list, not "unknown appkey").
-            var rpc: HTTPFields = [.contentType: "text/xml",
+            let rpc: HTTPFields = [.contentType: "text/xml",
                                    .authorization: "Basic " + Data("\(TestKiosk.apiUser):\(TestKiosk.apiPassword)".utf8).base64EncodedString()]
-            rpc[.cookie] = nil
             let call = "<?xml version=\"1.0\"?><methodCall><methodName>epquiosc.getEdicions</methodName><params>"
                 + "<param><value><string>diarinou</string></value></param><param><value><string></string></value></param></params></methodCall>"
             let answer = ConsoleTests.text(try await client.execute(uri: "/RPC2", method: .post, headers: rpc, body: ByteBuffer(string: call)))

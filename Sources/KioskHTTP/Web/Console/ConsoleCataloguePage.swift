@@ -54,7 +54,6 @@ extension ConsolePage {
             catalogue.editions[index].name = name
         case "add_app":
             let key = form.text("key")
-            guard !catalogue.apps.contains(where: { $0.key == key }) else { return try await refused("apps[].key: \"\(key)\" is used already") }
             catalogue.apps.append(App(key: key, name: name, demoQuota: 0))
             (subject, before) = ("app \(key)", "")
         default:
