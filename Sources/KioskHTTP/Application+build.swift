@@ -48,10 +48,13 @@ package func buildApplication(
     onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
 ) throws -> some ApplicationProtocol {
     let configuration = runtime.runtime.configuration
-    let http1 = HTTPServerBuilder.http1(
+    let serverName = "Kiosk"
+    let keptAnswers = KeptRPCAnswers(runtime: runtime, paths: Set(configuration.rpcRoutes), metrics: metrics,
+                                     serverName: serverName, enabled: logger.logLevel > .debug)
+    let http1 = HTTPServerBuilder.kioskHTTP1(
         configuration: .init(additionalChannelHandlers: [CloseAfterResponseHandler()],
                              idleTimeout: .seconds(Int64(configuration.server.idleTimeoutSeconds))),
-        countingConnectionsIn: metrics)
+        keptAnswers: keptAnswers, metrics: metrics)
     let server: HTTPServerBuilder
     if let tls = configuration.server.tls {
         var tlsConfiguration = TLSConfiguration.makeServerConfiguration(
@@ -65,7 +68,7 @@ package func buildApplication(
     return Application(
         router: buildRouter(runtime: runtime, metrics: metrics, apiClientRoutes: apiClientRoutes),
         server: server,
-        configuration: .init(address: .hostname(host, port: port), serverName: "Kiosk"),
+        configuration: .init(address: .hostname(host, port: port), serverName: serverName),
         services: services,
         onServerRunning: onServerRunning,
         logger: logger)

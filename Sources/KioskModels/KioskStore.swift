@@ -20,6 +20,10 @@ public protocol KioskStore: Sendable {
     /// another instance. Read it before the data it guards; an answer kept under one version is valid while
     /// the store still gives that version.
     func catalogueVersion() async throws -> Int64
+    /// The catalogue version if it can be read at once, without waiting for a lock or a server (a local
+    /// read that would have to wait, and any engine behind a network, give nil). Answers kept under it
+    /// may then be given without suspending (`KeptAnswerHandler`).
+    func catalogueVersionAtOnce() -> Int64?
     /// Published pages whose text matches `search`, newest issue first (then by edition id and page
     /// number), at most `search.limit`. Withdrawn issues have no text; a republished one only its new text.
     func searchPages(_ search: PageSearch) async throws -> [PageSearchHit]

@@ -80,6 +80,9 @@ public final class PostgresKioskStore: KioskDatabase {
 
     // MARK: Catalogue
 
+    /// nil: the version is on the server, a round trip away.
+    public func catalogueVersionAtOnce() -> Int64? { nil }
+
     public func catalogueVersion() async throws -> Int64 {
         try await read { [self] c in try await c.rows(Statements.CatalogueVersion(), logger: logger).first ?? 0 }
     }

@@ -78,24 +78,31 @@ public final class AnswerCache: @unchecked Sendable {
 }
 
 extension KioskRPCEnvironment {
+    /// The answer kept under (`method`, `arguments`, `catalogueVersion`, the link bucket of `now`), if
+    /// any; a hit is reported, a miss is left to whoever then makes the answer.
+    func keptAnswer(_ method: String, _ arguments: [String], catalogueVersion: Int64?, now: Int64) -> XMLRPCValue? {
+        guard answers.byteLimit > 0 else { return nil }
+        let key = AnswerCache.Key(method: method, arguments: arguments, catalogueVersion: catalogueVersion,
+                                  linkBucket: links.linkBucket(now: now))
+        guard let kept = answers.answer(for: key) else { return nil }
+        observer.answerCache(method: method, hit: true)
+        return kept
+    }
+
     /// The kept answer under (`method`, `arguments`, the store's catalogue version when `versioned`, the
     /// link bucket of `now`), or `make()`'s, kept for the next caller; `kept` tells which. The version is
     /// read before `make` reads the data it guards. Reports hits and misses; with the cache off, only makes.
     func cachedAnswer(_ method: String, _ arguments: [String], versioned: Bool, now: Int64,
                       make: () async throws -> XMLRPCValue) async throws -> (answer: XMLRPCValue, kept: Bool) {
         guard answers.byteLimit > 0 else { return (try await make(), false) }
-        let key = AnswerCache.Key(method: method, arguments: arguments,
-                                  catalogueVersion: versioned ? try await service.store.catalogueVersion() : nil,
-                                  linkBucket: links.linkBucket(now: now))
-        if let kept = answers.answer(for: key) {
-            observer.answerCache(method: method, hit: true)
-            return (kept, true)
-        }
+        let version = versioned ? try await service.store.catalogueVersion() : nil
+        if let kept = keptAnswer(method, arguments, catalogueVersion: version, now: now) { return (kept, true) }
         observer.answerCache(method: method, hit: false)
         let made = try await make()
         guard let encoded = try? XMLRPCEncodedValue(made) else { return (made, false) }
         let answer = XMLRPCValue.encoded(encoded)
-        answers.keep(answer, for: key)
+        answers.keep(answer, for: AnswerCache.Key(method: method, arguments: arguments, catalogueVersion: version,
+                                                  linkBucket: links.linkBucket(now: now)))
         return (answer, false)
     }
 }

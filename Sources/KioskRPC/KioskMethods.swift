@@ -59,12 +59,11 @@ public enum KioskMethods {
     // MARK: epquiosc
 
     static func getEdicions(_ params: XMLRPCParameters, _ env: KioskRPCEnvironment) async throws -> XMLRPCValue {
-        let appKey = try params.string(0, "appkey")
-        let identityKey = try params.string(1, "idenkey")
+        let call = try CatalogueCall.getEdicions(params)
         let service = env.service
         let now = service.clock.now
-        let (answer, kept) = try await env.cachedAnswer("getEdicions", [appKey], versioned: true, now: now) {
-            let listings = try await service.editions(appKey: appKey, identityKey: identityKey)
+        let (answer, kept) = try await env.cachedAnswer(call.cacheMethod, call.cacheArguments, versioned: true, now: now) {
+            let listings = try await service.editions(appKey: call.appKey, identityKey: call.identityKey)
             return .array(listings.map { listing in
                 var members = editionMembers(listing.offered, date: listing.newest.date)
                 members.insert(XMLRPCMember("ordre", .string(String(listing.offered.line.order))), at: 5)
@@ -72,28 +71,24 @@ public enum KioskMethods {
                 return .structure(members)
             })
         }
-        if kept { service.noteSeen(appKey: appKey, identityKey: identityKey) }
+        if kept { service.noteSeen(appKey: call.appKey, identityKey: call.identityKey) }
         return answer
     }
 
     static func getDarrersEdicio(_ params: XMLRPCParameters, _ env: KioskRPCEnvironment) async throws -> XMLRPCValue {
-        let appKey = try params.string(0, "appkey")
-        let identityKey = try params.string(1, "idenkey")
-        let editionID = try params.int(2, "edicio_id", in: 1...Int(Int32.max))
-        let date = try optionalDate(params, 3, "data")
-        let count = try params.int(4, "num", default: IssueListing.defaultCount, in: IssueListing.countRange)
-        let direction = try listingDirection(params, 5, "direccio")
+        let call = try CatalogueCall.getDarrersEdicio(params)
+        guard let listing = call.listing else { preconditionFailure("getDarrersEdicio reads a listing") }
         let service = env.service
         let now = service.clock.now
-        let arguments = [appKey, String(editionID), date?.description ?? "", String(count), "\(direction)"]
-        let (answer, kept) = try await env.cachedAnswer("getDarrersEdicio", arguments, versioned: true, now: now) {
+        let (answer, kept) = try await env.cachedAnswer(call.cacheMethod, call.cacheArguments, versioned: true, now: now) {
             let (offered, issues) = try await service.issues(
-                appKey: appKey, identityKey: identityKey, editionID: editionID, from: date, direction: direction, limit: count)
+                appKey: call.appKey, identityKey: call.identityKey, editionID: listing.editionID, from: listing.date,
+                direction: listing.direction, limit: listing.count)
             return .array(issues.map { issue in
                 .structure(editionMembers(offered, date: issue.date) + [XMLRPCMember("portada", .string(cover(issue, env, now)))])
             })
         }
-        if kept { service.noteSeen(appKey: appKey, identityKey: identityKey) }
+        if kept { service.noteSeen(appKey: call.appKey, identityKey: call.identityKey) }
         return answer
     }
 

@@ -83,6 +83,8 @@ public final class SQLiteKioskStore: KioskDatabase {
 
     public func catalogueVersion() async throws -> Int64 { try versionReader.read() }
 
+    public func catalogueVersionAtOnce() -> Int64? { versionReader.readWithoutWaiting() }
+
     public func app(key: String) async throws -> App? {
         try read { db in
             try AppRecord.fetchOne(db.cachedStatement(sql: "SELECT key, name, demo_quota FROM apps WHERE key = ?"),

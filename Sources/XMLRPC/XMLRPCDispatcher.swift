@@ -139,6 +139,20 @@ public struct XMLRPCDispatcher<Context: Sendable>: Sendable {
         }
     }
 
+    /// Answers a request without suspending when `answer` has the result at hand (an answer kept in
+    /// memory): decodes, asks `answer` for a registered method's result, encodes and reports it like
+    /// any call. nil when the body does not decode, the method is a built-in or unknown, or `answer`
+    /// has nothing; the request then goes the usual way (`respond`), which gives any fault.
+    public func respondImmediately(to body: UnsafeRawBufferPointer, encoding: String? = nil,
+                                   answer: (XMLRPCCall) -> XMLRPCValue?) -> XMLRPCDispatchResult? {
+        let start = ContinuousClock.now
+        guard case .success(let call) = decode(body, encoding: encoding), methods[call.methodName] != nil,
+              let value = answer(call), let encoded = try? XMLRPCEncoder.encodeResponse(value)
+        else { return nil }
+        report(call.methodName, .success(value), since: start)
+        return XMLRPCDispatchResult(body: encoded, methodName: call.methodName, fault: nil)
+    }
+
     /// Runs one call; `nested` is true inside `system.multicall`.
     public func execute(_ call: XMLRPCCall, context: Context, nested: Bool = false) async
         -> Result<XMLRPCValue, XMLRPCFault>

@@ -44,6 +44,8 @@ import Testing
             metrics = urllib.request.urlopen("http://127.0.0.1:\(server.port)/metrics").read().decode()
             out["hits"] = sum(float(l.split()[-1]) for l in metrics.splitlines()
                               if l.startswith("kiosk_answer_cache_total") and 'result="hit"' in l)
+            out["on connection"] = sum(float(l.split()[-1]) for l in metrics.splitlines()
+                                       if l.startswith("kiosk_rpc_answered_on_connection_total"))
             out["issue hits"] = sum(float(l.split()[-1]) for l in metrics.splitlines()
                                     if l.startswith("kiosk_answer_cache_total") and 'method="getEdicio.issue"' in l and 'result="hit"' in l)
             print(json.dumps(out))
@@ -66,6 +68,8 @@ import Testing
         #expect(report["issue after withdraw"] as? Int == missing[0], "and after a withdraw, the refusal")
         #expect((report["issue hits"] as? Double ?? 0) >= 3, "getEdicio's second calls read the issue from memory: \(report)")
         #expect((report["hits"] as? Double ?? 0) >= 4, "answers were kept between calls: \(report["hits"] ?? "none")")
+        #expect((report["on connection"] as? Double ?? 0) >= 2,
+                "repeated catalogue calls were answered on the connection (KeptAnswerHandler), and none of them was stale: \(report)")
         server.signal(SIGTERM)
         #expect(try await server.waitForExit() == 0)
     }

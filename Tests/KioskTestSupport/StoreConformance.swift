@@ -303,6 +303,8 @@ public struct StoreConformance: Sendable {
         func changed(_ what: String, _ expected: Bool = true) async throws {
             let now = try await store.catalogueVersion()
             #expect((now != last) == expected, "\(what): version \(last) -> \(now)")
+            let atOnce = store.catalogueVersionAtOnce()
+            #expect(atOnce == nil || atOnce == now, "\(what): read at once \(atOnce.map(String.init) ?? "nil"), read \(now)")
             last = now
         }
         try await store.syncCatalogue(SampleCatalogue.catalogue, dryRun: false)

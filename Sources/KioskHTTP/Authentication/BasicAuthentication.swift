@@ -55,11 +55,23 @@ package final class BasicAuthenticator: Sendable {
 
     package var isEmpty: Bool { hashes.isEmpty }
 
+    /// The username of an `Authorization` header already verified, or nil (never verifies: no bcrypt).
+    package func acceptedUsername(authorization header: String) -> String? {
+        guard header.utf8.count <= 1024 else { return nil }
+        let digest = Self.digest(header)
+        return cache.withLockedValue { $0.accepted[digest] }
+    }
+
+    /// Known clients are keyed by a digest of the header itself: they cost one SHA-256, no decoding.
+    private static func digest(_ header: String) -> SHA256Digest {
+        var header = header
+        return header.withUTF8 { SHA256.hash(data: UnsafeRawBufferPointer($0)) }
+    }
+
     /// The authenticated username, or nil.
     package func authenticate(_ request: Request) async -> String? {
         guard let header = request.headers[.authorization], header.utf8.count <= 1024 else { return nil }
-        // Keyed by a digest of the header itself: a known client costs one SHA-256, no decoding.
-        let digest = SHA256.hash(data: Array(header.utf8))
+        let digest = Self.digest(header)
         let cached: (accepted: String?, refused: Bool) = cache.withLockedValue { ($0.accepted[digest], $0.refused.contains(digest)) }
         if let username = cached.accepted { return username }
         if cached.refused { return nil }

@@ -44,6 +44,11 @@ package final class StoredAccounts: Sendable {
         version = CoalescedRead { try await store.catalogueVersion() }
     }
 
+    /// The accounts last read, if they are those of catalogue version `version` (no read).
+    package func snapshot(ofVersion version: Int64) -> Snapshot? {
+        state.withLockedValue { $0?.version == version ? $0?.snapshot : nil }
+    }
+
     /// The accounts as of the store's current catalogue version (read after this call began). While the
     /// store cannot be read, the accounts last read (whatever the request then does needs the store too,
     /// and fails as it would have: an XML-RPC call with `-32603`); with none read yet, the store's error.

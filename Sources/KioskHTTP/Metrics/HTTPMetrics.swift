@@ -105,36 +105,3 @@ package struct CountingBodyWriter: ResponseBodyWriter {
         finished()
     }
 }
-
-// MARK: Open connections
-
-/// Wraps a server child channel so that the connection gauge counts every connection for as long as
-/// it is handled (Hummingbird runs `handle(value:logger:)` once per connection, for its whole life,
-/// keep-alive and idle time included).
-package struct ConnectionCountingChannel<Base: ServerChildChannel>: ServerChildChannel {
-    package typealias Value = Base.Value
-    package let base: Base
-    package let metrics: KioskMetrics
-
-    package func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
-        base.setup(channel: channel, logger: logger)
-    }
-
-    package func handle(value: Value, logger: Logger) async {
-        metrics.httpConnectionsTotal.increment()
-        metrics.httpConnectionsOpen.increment()
-        defer { metrics.httpConnectionsOpen.decrement() }
-        await base.handle(value: value, logger: logger)
-    }
-}
-
-extension HTTPServerBuilder {
-    /// HTTP/1.1 like `.http1(configuration:)`, counting connections into `metrics` when given
-    /// (TLS, when configured, wraps this builder, so TLS connections are counted too).
-    package static func http1(configuration: HTTP1Channel.Configuration, countingConnectionsIn metrics: KioskMetrics?) -> HTTPServerBuilder {
-        guard let metrics else { return .http1(configuration: configuration) }
-        return HTTPServerBuilder { responder in
-            ConnectionCountingChannel(base: HTTP1Channel(responder: responder, configuration: configuration), metrics: metrics)
-        }
-    }
-}

@@ -32,6 +32,8 @@ package struct InstrumentedKioskStore: KioskStore {
         try await timed("catalogue_version") { try await base.catalogueVersion() }
     }
 
+    package func catalogueVersionAtOnce() -> Int64? { base.catalogueVersionAtOnce() }
+
     package func app(key: String) async throws -> App? {
         try await timed("app") { try await base.app(key: key) }
     }

@@ -21,6 +21,7 @@ package final class KioskMetrics: Sendable {
     package let httpConnectionsTotal: Counter
     package let bundleBuilds: Counter
     package let bundleBuildDuration: DurationHistogram
+    package let rpcAnsweredOnConnection: Counter
 
     private let xmlrpcRequests: Family<Counter>
     private let xmlrpcDuration: Family<DurationHistogram>
@@ -63,6 +64,9 @@ package final class KioskMetrics: Sendable {
             "bundle_builds", "total", "Issue ZIP bundles built by this process."))
         bundleBuildDuration = registry.makeDurationHistogram(descriptor: name(
             "bundle_build_duration", "seconds", "Time to build an issue's ZIP bundle."), buckets: Self.bundleBuckets)
+        rpcAnsweredOnConnection = registry.makeCounter(descriptor: name(
+            "rpc_answered_on_connection", "total",
+            "XML-RPC calls answered from a kept answer on the connection's event loop, without the router (also counted in the HTTP, XML-RPC and answer-cache series)."))
 
         xmlrpcRequests = Family(registry, .counter(name(
             "xmlrpc_requests", "total", "XML-RPC methods executed, by method and fault code (none: success); system.multicall entries count one each.")))

@@ -1,0 +1,126 @@
+import Glibc
+import HTTPTypes
+import NIOCore
+import NIOHTTPTypes
+
+/// Answers on the connection's event loop the requests `KeptRPCAnswers` can answer at once, and passes
+/// every other request on to Hummingbird unchanged (see `KioskHTTP1Channel` for where it sits).
+///
+/// A request that may be answered is held while its head and body arrive; when it cannot be answered
+/// after all, it is passed on whole. Responses keep the order of the requests: while a request passed
+/// on has not been answered, the following ones are passed on too.
+package final class KeptAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
+    package typealias InboundIn = HTTPRequestPart
+    package typealias InboundOut = HTTPRequestPart
+    package typealias OutboundIn = HTTPResponsePart
+    package typealias OutboundOut = HTTPResponsePart
+
+    private let answers: KeptRPCAnswers
+    private var state = StateMachine()
+    private var date: (second: Int, text: String) = (0, "")
+
+    package init(answers: KeptRPCAnswers) { self.answers = answers }
+
+    package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch state.read(unwrapInboundIn(data), mayAnswer: answers.mayAnswer) {
+        case .pass:
+            context.fireChannelRead(data)
+        case .hold:
+            break
+        case .passHeld(let head, let body):
+            passOn(head, body, context: context)
+            context.fireChannelRead(data)
+        case .complete(let head, let body):
+            if let response = answers.answer(head, body: body, date: currentDate()) {
+                context.write(wrapOutboundOut(.head(response.head)), promise: nil)
+                context.write(wrapOutboundOut(.body(response.body)), promise: nil)
+                context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+            } else {
+                state.passedOn()
+                passOn(head, body, context: context)
+                context.fireChannelRead(data)
+            }
+        }
+    }
+
+    package func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        if case .end = unwrapOutboundIn(data) { state.responseEnded() }
+        context.write(data, promise: promise)
+    }
+
+    private func passOn(_ head: HTTPRequest, _ body: ByteBuffer, context: ChannelHandlerContext) {
+        context.fireChannelRead(wrapInboundOut(.head(head)))
+        if body.readableBytes > 0 { context.fireChannelRead(wrapInboundOut(.body(body))) }
+    }
+
+    /// The `Date` header's value, formatted once a second.
+    private func currentDate() -> String {
+        let second = time(nil)
+        if second != date.second { date = (second, HTTPDate.format(seconds: Int64(second))) }
+        return date.text
+    }
+}
+
+extension KeptAnswerHandler {
+    /// What the handler holds and owes, without I/O.
+    struct StateMachine {
+        enum Reading {
+            case idle
+            /// A request that may be answered here: its head and the body so far.
+            case holding(HTTPRequest, ByteBuffer)
+            /// A request passed on, until its end.
+            case passing
+        }
+
+        enum ReadAction {
+            /// Pass the part on.
+            case pass
+            /// Keep it (held in the state).
+            case hold
+            /// Pass on the held head and body, then the part.
+            case passHeld(HTTPRequest, ByteBuffer)
+            /// The held request is complete (the part was its end): answer it, or pass it all on.
+            case complete(HTTPRequest, ByteBuffer)
+        }
+
+        private(set) var reading = Reading.idle
+        /// Requests passed on whose response has not ended yet.
+        private(set) var unanswered = 0
+
+        mutating func read(_ part: HTTPRequestPart, mayAnswer: (HTTPRequest) -> Bool) -> ReadAction {
+            switch (part, reading) {
+            case (.head(let head), _):
+                if unanswered == 0, mayAnswer(head) {
+                    reading = .holding(head, ByteBuffer())
+                    return .hold
+                }
+                reading = .passing
+                unanswered += 1
+                return .pass
+            case (.body(let chunk), .holding(let head, var body)):
+                guard body.readableBytes + chunk.readableBytes <= KeptRPCAnswers.bodyLimit else {
+                    reading = .passing
+                    unanswered += 1
+                    return .passHeld(head, body)
+                }
+                if body.readableBytes == 0 { body = chunk } else { body.writeImmutableBuffer(chunk) }
+                reading = .holding(head, body)
+                return .hold
+            case (.body, _):
+                return .pass
+            case (.end, .holding(let head, let body)):
+                reading = .idle
+                return .complete(head, body)
+            case (.end, _):
+                reading = .idle
+                return .pass
+            }
+        }
+
+        /// A complete held request could not be answered here and is passed on.
+        mutating func passedOn() { unanswered += 1 }
+
+        /// A response written by Hummingbird ended.
+        mutating func responseEnded() { unanswered = max(0, unanswered - 1) }
+    }
+}

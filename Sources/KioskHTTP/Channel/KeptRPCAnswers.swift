@@ -1,0 +1,66 @@
+import HTTPTypes
+import KioskRPC
+import NIOCore
+
+/// The XML-RPC calls a connection answers on its own event loop (`KeptAnswerHandler`), without the
+/// router: a catalogue call whose answer is kept in memory (`KioskMethods.keptAnswer`), when everything
+/// the usual way would check is known at once and agrees.
+///
+/// That is: `POST` on an XML-RPC path with a declared body of at most `bodyLimit` bytes, nothing that
+/// asks for more than an answer (`Expect`, `Connection`, a chunked body), an `Authorization` header
+/// already accepted for the API clients of the store's catalogue version read now
+/// (`KioskStore.catalogueVersionAtOnce`), and an answer kept under that same version. Anything else,
+/// faults included, goes the usual way, which also keeps the answers. Metrics count such an answer as
+/// the router would (HTTP request, method call, answer-cache hit); with request logging on (debug),
+/// nothing is answered here, so every request is logged.
+package struct KeptRPCAnswers: Sendable {
+    /// The runtime in force (`RuntimeBox`).
+    package let runtime: RuntimeBox
+    /// The router's XML-RPC paths (`KioskConfiguration.rpcRoutes`, fixed at start).
+    package let paths: Set<String>
+    package let metrics: KioskMetrics?
+    /// The `Server` header the application sets.
+    package let serverName: String
+    /// Answers here are allowed (request logging is off).
+    package let enabled: Bool
+
+    /// The largest body collected to be answered here.
+    package static let bodyLimit = 16 * 1024
+
+    /// Whether a request with this head may be answered here; its body is then collected.
+    func mayAnswer(_ request: HTTPRequest) -> Bool {
+        guard enabled, request.method == .post, let path = request.path, paths.contains(path),
+              let length = request.headerFields[.contentLength].flatMap(Int.init), length <= Self.bodyLimit,
+              request.headerFields[.authorization] != nil, request.headerFields[.expect] == nil,
+              request.headerFields[.connection] == nil, request.headerFields[.transferEncoding] == nil
+        else { return false }
+        return true
+    }
+
+    /// The response to the request, if its answer is kept and may be given now (see the type).
+    func answer(_ request: HTTPRequest, body: ByteBuffer, date: String) -> (head: HTTPResponse, body: ByteBuffer)? {
+        let start = ContinuousClock.now
+        let runtime = runtime.runtime
+        let environment = runtime.environment
+        guard body.readableBytes <= runtime.configuration.limits.maxBodyBytes,
+              let authorization = request.headerFields[.authorization],
+              let version = environment.service.store.catalogueVersionAtOnce(),
+              runtime.accounts.snapshot(ofVersion: version)?.apiClients.acceptedUsername(authorization: authorization) != nil
+        else { return nil }
+        let encoding = request.headerFields[.contentType].flatMap(RPCController.charset)
+        guard let result = body.withUnsafeReadableBytes({ bytes in
+            runtime.dispatcher.respondImmediately(to: bytes, encoding: encoding) { call in
+                KioskMethods.keptAnswer(to: call, catalogueVersion: version, env: environment)
+            }
+        }) else { return nil }
+        if let metrics {
+            metrics.rpcAnsweredOnConnection.increment()
+            metrics.observeHTTP(route: request.path ?? "", method: "POST", status: 200, duration: start.duration(to: .now))
+        }
+        let head = HTTPResponse(status: .ok, headerFields: [
+            .contentType: "text/xml; charset=utf-8", .contentLength: String(result.body.count),
+            .date: date, .server: serverName,
+        ])
+        return (head, ByteBuffer(bytes: result.body))
+    }
+}

@@ -1,0 +1,180 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import KioskTestSupport
+import Logging
+import NIOCore
+import Testing
+@testable import KioskHTTP
+
+/// Catalogue calls answered on the connection's event loop from kept answers (`KeptAnswerHandler`):
+/// the same bytes as the router's, never stale, never past a refused password, in request order, and
+/// without upsetting the connection's idle timeout.
+@Suite struct KeptAnswerHandlerTests {
+    /// A raw HTTP/1.1 client over one socket (Python), with the helpers the tests share.
+    static let client = """
+        import base64, socket, time, urllib.request
+        def call(method, params):
+            values = "".join("<param><value><string>%s</string></value></param>" % p for p in params)
+            return ('<?xml version="1.0"?><methodCall><methodName>%s</methodName><params>%s</params></methodCall>' % (method, values)).encode()
+        def request(body, password="secret"):
+            auth = base64.b64encode(("kiosk:" + password).encode()).decode()
+            return ("POST /RPC2 HTTP/1.1\\r\\nHost: x\\r\\nContent-Type: text/xml\\r\\nAuthorization: Basic %s\\r\\nContent-Length: %d\\r\\n\\r\\n" % (auth, len(body))).encode() + body
+        class Connection:
+            def __init__(self):
+                self.s = socket.create_connection(("127.0.0.1", PORT))
+                self.buffer = b""
+            def response(self):
+                while b"\\r\\n\\r\\n" not in self.buffer:
+                    data = self.s.recv(65536)
+                    if not data:
+                        return None
+                    self.buffer += data
+                head, self.buffer = self.buffer.split(b"\\r\\n\\r\\n", 1)
+                lines = head.decode().split("\\r\\n")
+                headers = {l.split(":", 1)[0].lower(): l.split(":", 1)[1].strip() for l in lines[1:]}
+                length = int(headers.get("content-length", "0"))
+                while len(self.buffer) < length:
+                    self.buffer += self.s.recv(65536)
+                body, self.buffer = self.buffer[:length], self.buffer[length:]
+                return {"status": lines[0], "headers": sorted(headers), "body": body.decode()}
+            def exchange(self, body, password="secret"):
+                self.s.sendall(request(body, password))
+                return self.response()
+        def on_connection():
+            text = urllib.request.urlopen("http://127.0.0.1:%d/metrics" % PORT).read().decode()
+            return sum(float(l.split()[-1]) for l in text.splitlines() if l.startswith("kiosk_rpc_answered_on_connection_total"))
+        editions = call("epquiosc.getEdicions", ["quiosc", "device-1"])
+        """
+
+    /// Runs the Python `body` (after `client`, with `PORT` set) against a server with metrics.
+    static func run(_ kiosk: TestKiosk, _ body: String) async throws -> [String: Any] {
+        let app = try buildApplication(runtime: kiosk.runtime, host: "127.0.0.1", port: 0, logger: Logger(label: "test"),
+                                       metrics: KioskMetrics())
+        return try await app.test(.live) { client in
+            let output = try await runClient("python3", ["-c", "PORT = \(client.port!)\n" + Self.client + "\n" + body + "\nimport json\nprint(json.dumps(result))"])
+            return ClientJSON(value: try JSONSerialization.jsonObject(with: Data(output.utf8)))
+        }.value as? [String: Any] ?? [:]
+    }
+
+    @Test func aKeptAnswerIsGivenOnTheConnectionAsTheRouterGivesIt() async throws {
+        let kiosk = try await TestKiosk()
+        try await kiosk.addIssue(edition: 1, date: "2025-05-30", pages: 2)
+        let result = try await Self.run(kiosk, """
+            c = Connection()
+            made = c.exchange(editions)
+            kept = [c.exchange(editions), c.exchange(call("epquiosc.getEdicions", ["quiosc", "device-2"]))]
+            answered = on_connection()
+            wrong = c.exchange(editions, password="wrong")
+            after_wrong = c.exchange(editions)
+            result = {"made": made, "kept": kept, "answered": answered, "wrong": wrong["status"], "after wrong": after_wrong,
+                      "total": on_connection()}
+            """)
+        let made = try #require(result["made"] as? [String: Any], "\(result)")
+        let kept = try #require(result["kept"] as? [[String: Any]], "\(result)")
+        #expect(made["status"] as? String == "HTTP/1.1 200 OK")
+        #expect((made["body"] as? String)?.contains("2025-05-30") == true)
+        for answer in kept {
+            #expect(answer["status"] as? String == "HTTP/1.1 200 OK")
+            #expect(answer["headers"] as? [String] == made["headers"] as? [String], "the same headers: \(answer)")
+            #expect(answer["body"] as? String == made["body"] as? String, "the same answer, whatever the device")
+        }
+        #expect(made["headers"] as? [String] == ["content-length", "content-type", "date", "server"])
+        #expect(result["answered"] as? Double == 2, "the two repeated calls were answered on the connection: \(result)")
+        #expect(result["wrong"] as? String == "HTTP/1.1 401 Unauthorized", "a wrong password is refused, as always")
+        #expect((result["after wrong"] as? [String: Any])?["body"] as? String == made["body"] as? String)
+        #expect(result["total"] as? Double == 3)
+    }
+
+    @Test func aChangeInTheStoreIsSeenByTheNextCall() async throws {
+        let kiosk = try await TestKiosk()
+        try await kiosk.addIssue(edition: 1, date: "2025-05-30", pages: 2)
+        let app = try buildApplication(runtime: kiosk.runtime, host: "127.0.0.1", port: 0, logger: Logger(label: "test"),
+                                       metrics: KioskMetrics())
+        let bodies = try await app.test(.live) { client in
+            var bodies: [String] = []
+            let port = client.port!
+            let script = "PORT = \(port)\n" + Self.client + "\n" + """
+                import sys
+                c = Connection()
+                for line in sys.stdin:
+                    print(json.dumps(c.exchange(editions)["body"]), flush=True)
+                """
+            // One connection, one call per line: the publish happens between the second and third call.
+            let (status, output, errors) = try await ChildProcess.run("/usr/bin/env", ["python3", "-c", "import json\n" + script],
+                                                                      stdin: "1\n2\n")
+            #expect(status == 0, "\(errors)")
+            bodies += output.split(separator: "\n").map(String.init)
+            try await kiosk.addIssue(edition: 1, date: "2025-05-31", pages: 2)
+            let (_, after, _) = try await ChildProcess.run("/usr/bin/env", ["python3", "-c", "import json\n" + script], stdin: "3\n")
+            bodies += after.split(separator: "\n").map(String.init)
+            return bodies
+        }
+        #expect(bodies.count == 3)
+        #expect(bodies[0] == bodies[1] && bodies[0].contains("2025-05-30"))
+        #expect(bodies[2].contains("2025-05-31"), "the publish is seen by the very next call")
+    }
+
+    @Test func pipelinedRequestsAreAnsweredInOrder() async throws {
+        let kiosk = try await TestKiosk()
+        let result = try await Self.run(kiosk, """
+            c = Connection()
+            c.exchange(editions)
+            listing = call("system.listMethods", [])
+            c.s.sendall(request(listing) + request(editions) + request(editions) + request(listing))
+            answers = [c.response() for _ in range(4)]
+            result = {"kinds": ["methods" if "epquiosc.getEdicio" in a["body"] else "editions" if "<array><data>" in a["body"] else a["body"][:80]
+                                for a in answers],
+                      "answered": on_connection()}
+            """)
+        #expect(result["kinds"] as? [String] == ["methods", "editions", "editions", "methods"], "\(result)")
+        // The first kept call waits behind the router's answer to listMethods; the second may be answered here.
+        #expect((result["answered"] as? Double ?? -1) <= 2)
+    }
+
+    @Test func answersOnTheConnectionKeepItAliveAndIdleConnectionsStillClose() async throws {
+        let kiosk = try await TestKiosk { $0.server.idleTimeoutSeconds = 1 }
+        let result = try await Self.run(kiosk, """
+            c = Connection()
+            answers = []
+            for _ in range(6):
+                answers.append(c.exchange(editions)["status"])
+                time.sleep(0.4)
+            time.sleep(2.5)
+            c.s.settimeout(5)
+            closed = c.s.recv(1) == b""
+            result = {"answers": answers, "closed": closed, "answered": on_connection()}
+            """)
+        #expect(result["answers"] as? [String] == Array(repeating: "HTTP/1.1 200 OK", count: 6),
+                "2.4 s of calls on one connection with a 1 s idle timeout: \(result)")
+        #expect(result["answered"] as? Double == 5)
+        #expect(result["closed"] as? Bool == true, "then idle, it is closed")
+    }
+
+    @Test func theStateMachineHoldsOnlyWhatItMayAnswer() {
+        var state = KeptAnswerHandler.StateMachine()
+        let post = HTTPRequest(method: .post, scheme: nil, authority: nil, path: "/RPC2")
+        let head = KeptAnswerHandler.InboundIn.head(post)
+        guard case .hold = state.read(head, mayAnswer: { _ in true }) else { Issue.record("held"); return }
+        guard case .hold = state.read(.body(ByteBuffer(string: "abc")), mayAnswer: { _ in true }) else { Issue.record("body held"); return }
+        guard case .complete(_, let body) = state.read(.end(nil), mayAnswer: { _ in true }) else { Issue.record("complete"); return }
+        #expect(String(buffer: body) == "abc")
+
+        // Not answered here: passed on; while its response is owed, the next one is passed on too.
+        state.passedOn()
+        guard case .pass = state.read(head, mayAnswer: { _ in true }) else { Issue.record("passed behind"); return }
+        guard case .pass = state.read(.end(nil), mayAnswer: { _ in true }) else { Issue.record("end passed"); return }
+        state.responseEnded()
+        state.responseEnded()
+        #expect(state.unanswered == 0)
+
+        // A body over the limit releases what was held.
+        guard case .hold = state.read(head, mayAnswer: { _ in true }) else { Issue.record("held again"); return }
+        let large = ByteBuffer(repeating: 0x41, count: KeptRPCAnswers.bodyLimit + 1)
+        guard case .passHeld = state.read(.body(large), mayAnswer: { _ in true }) else { Issue.record("released"); return }
+        #expect(state.unanswered == 1)
+        guard case .pass = state.read(.end(nil), mayAnswer: { _ in true }) else { Issue.record("end of released"); return }
+        guard case .pass = state.read(head, mayAnswer: { _ in false }) else { Issue.record("refused head"); return }
+    }
+}
