@@ -83,7 +83,7 @@ let package = Package(
         .target(
             name: "KioskStorage",
             dependencies: [
-                "KioskModels",
+                "KioskModels", "CSystemCalls",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ],

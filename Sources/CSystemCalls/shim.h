@@ -104,3 +104,29 @@ static inline pid_t kiosk_spawn_isolated(const char *path, char *const argv[], c
     }
     return pid;
 }
+
+// Counters in memory shared between processes (a file mapped MAP_SHARED; `CatalogueChanges`): atomic
+// loads and read-modify-writes on a 64-bit word, which Swift's atomics cannot address in mapped memory.
+#include <stdbool.h>
+#include <stdint.h>
+static inline uint64_t kiosk_shared_load(const uint64_t *word) {
+    return __atomic_load_n(word, __ATOMIC_SEQ_CST);
+}
+static inline void kiosk_shared_increment(uint64_t *word) {
+    __atomic_fetch_add(word, 1, __ATOMIC_SEQ_CST);
+}
+static inline bool kiosk_shared_compare_exchange(uint64_t *word, uint64_t expected, uint64_t desired) {
+    return __atomic_compare_exchange_n(word, &expected, desired, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+}
+
+// Open file description locks (Linux 3.15+): owned by the open file, not the process, so two stores in
+// one process do not share them, and released when the file is closed (a killed process included).
+#include <fcntl.h>
+#ifndef F_OFD_SETLK
+#define F_OFD_SETLK 37   // Linux's values; glibc declares them only with _GNU_SOURCE
+#define F_OFD_SETLKW 38
+#endif
+static inline int kiosk_ofd_lock(int fd, short type, off_t start, bool wait) {
+    struct flock lock = { .l_type = type, .l_whence = SEEK_SET, .l_start = start, .l_len = 1, .l_pid = 0 };
+    return fcntl(fd, wait ? F_OFD_SETLKW : F_OFD_SETLK, &lock);
+}

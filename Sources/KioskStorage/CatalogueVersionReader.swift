@@ -1,18 +1,28 @@
 import Foundation
 import GRDBSQLite
 
-/// The catalogue version on a read connection of its own: one prepared statement stepped under a lock,
-/// without the reader-queue hop and transaction of a pool read (every catalogue call asks, and a kept
-/// answer costs little else). A single statement reads one committed snapshot (WAL).
+/// The catalogue version, known without a SQLite read while `CatalogueChanges` shows no change since it
+/// was last read, and otherwise read on a connection of its own: one prepared statement stepped under a
+/// lock, without the reader-queue hop and transaction of a pool read. A single statement reads one
+/// committed snapshot (WAL).
+///
+/// A version known from the counts is read again at least every `recheckInterval`, which also finds
+/// a change that bypassed the counts (a SQLite shell): that change is then counted, so every process
+/// drops what it knew.
 final class CatalogueVersionReader: @unchecked Sendable {
     private let lock = NSLock()
     private var connection: OpaquePointer?
     private var statement: OpaquePointer?
     private let path: String
     private let busyTimeoutMilliseconds: Int32
+    private let changes: CatalogueChanges
+    /// The last version read, with the count of changes it was read under and when.
+    private var known: (mark: UInt64, version: Int64, readAt: ContinuousClock.Instant)?
+    static let recheckInterval = Duration.seconds(1)
 
-    init(path: String, busyTimeout: Double) throws {
+    init(path: String, busyTimeout: Double, changes: CatalogueChanges) throws {
         self.path = path
+        self.changes = changes
         busyTimeoutMilliseconds = Int32(busyTimeout * 1000)
         guard sqlite3_open_v2(path, &connection, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nil) == SQLITE_OK else {
             defer { sqlite3_close(connection) }
@@ -30,24 +40,44 @@ final class CatalogueVersionReader: @unchecked Sendable {
         sqlite3_close(connection)
     }
 
+    /// The version: known at once when it can be, else read (waiting up to the busy timeout).
     func read() throws -> Int64 {
-        try lock.withLock {
-            defer { sqlite3_reset(statement) }
-            let status = sqlite3_step(statement)
-            guard status == SQLITE_ROW else {
+        if let version = readWithoutWaiting() { return version }
+        if changes.balancedMark == nil { changes.balance() }
+        return try lock.withLock {
+            guard let version = step(waiting: true) else {
                 throw DatabaseFailure(path: path, message: String(cString: sqlite3_errmsg(connection)))
             }
-            return sqlite3_column_int64(statement, 0)
+            return version
         }
     }
 
-    /// The version, or nil when SQLite would have to wait (busy: a writer is recovering the log, or a
-    /// checkpoint is resetting it). Concurrent reads take turns on the lock, a statement step each.
+    /// The version, or nil when it would have to wait: while a change is under way, or while SQLite is
+    /// busy (a writer recovering the log, a checkpoint resetting it). Concurrent reads take turns on the lock.
     func readWithoutWaiting() -> Int64? {
+        guard let mark = changes.balancedMark else { return nil }
+        let now = ContinuousClock.now
         lock.lock()
         defer { lock.unlock() }
-        sqlite3_busy_timeout(connection, 0)
-        defer { sqlite3_busy_timeout(connection, busyTimeoutMilliseconds); sqlite3_reset(statement) }
+        if let known, known.mark == mark, now < known.readAt + Self.recheckInterval { return known.version }
+        guard let version = step(waiting: false) else { return nil }
+        if let known, known.mark == mark, known.version != version {
+            // Changed, yet not counted: count it, so that no process keeps the old version.
+            changes.countChange()
+            self.known = nil
+        } else if changes.balancedMark == mark {
+            known = (mark, version, now)
+        }
+        return version
+    }
+
+    /// One step of the statement (the lock held).
+    private func step(waiting: Bool) -> Int64? {
+        if !waiting { sqlite3_busy_timeout(connection, 0) }
+        defer {
+            if !waiting { sqlite3_busy_timeout(connection, busyTimeoutMilliseconds) }
+            sqlite3_reset(statement)
+        }
         guard sqlite3_step(statement) == SQLITE_ROW else { return nil }
         return sqlite3_column_int64(statement, 0)
     }

@@ -36,7 +36,9 @@ public final class SQLiteKioskStore: KioskDatabase {
             try KioskSchema.migrator.migrate(pool)
         }
         self.pool = pool
-        self.versionReader = try CatalogueVersionReader(path: path, busyTimeout: busyTimeout)
+        let changes = try CatalogueChanges(databasePath: path)
+        pool.add(transactionObserver: CatalogueChangeObserver(changes), extent: .databaseLifetime)
+        self.versionReader = try CatalogueVersionReader(path: path, busyTimeout: busyTimeout, changes: changes)
         self.pointReaders = try PointReaders(path: path, count: 2, busyTimeout: busyTimeout)
         self.downloads = GroupCommit { downloads in
             try await pool.write { db in

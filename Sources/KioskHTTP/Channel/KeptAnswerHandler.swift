@@ -7,8 +7,9 @@ import NIOHTTPTypes
 /// every other request on to Hummingbird unchanged (see `KioskHTTP1Channel` for where it sits).
 ///
 /// A request that may be answered is held while its head and body arrive; when it cannot be answered
-/// after all, it is passed on whole. Responses keep the order of the requests: while a request passed
-/// on has not been answered, the following ones are passed on too.
+/// after all, it is passed on whole. Responses keep the order of the requests: a complete request held
+/// while Hummingbird still owes the response to an earlier one waits for that response to end (a client
+/// may send the next request as soon as it has the previous body, before the response's end is written).
 package final class KeptAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
     package typealias InboundIn = HTTPRequestPart
     package typealias InboundOut = HTTPRequestPart
@@ -27,30 +28,38 @@ package final class KeptAnswerHandler: ChannelDuplexHandler, RemovableChannelHan
             context.fireChannelRead(data)
         case .hold:
             break
-        case .passHeld(let head, let body):
-            passOn(head, body, context: context)
+        case .passHeld(let head, let body, let complete):
+            passOn(head, body, complete: complete, context: context)
             context.fireChannelRead(data)
         case .complete(let head, let body):
-            if let response = answers.answer(head, body: body, date: currentDate()) {
-                context.write(wrapOutboundOut(.head(response.head)), promise: nil)
-                context.write(wrapOutboundOut(.body(response.body)), promise: nil)
-                context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
-            } else {
-                state.passedOn()
-                passOn(head, body, context: context)
-                context.fireChannelRead(data)
-            }
+            answerOrPassOn(head, body, context: context)
         }
     }
 
     package func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        if case .end = unwrapOutboundIn(data) { state.responseEnded() }
+        guard case .end = unwrapOutboundIn(data) else { return context.write(data, promise: promise) }
         context.write(data, promise: promise)
+        if let (head, body) = state.responseEnded() {
+            answerOrPassOn(head, body, context: context)
+            context.fireChannelReadComplete()
+        }
     }
 
-    private func passOn(_ head: HTTPRequest, _ body: ByteBuffer, context: ChannelHandlerContext) {
+    private func answerOrPassOn(_ head: HTTPRequest, _ body: ByteBuffer, context: ChannelHandlerContext) {
+        if let response = answers.answer(head, body: body, date: currentDate()) {
+            context.write(wrapOutboundOut(.head(response.head)), promise: nil)
+            context.write(wrapOutboundOut(.body(response.body)), promise: nil)
+            context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+        } else {
+            state.passedOn()
+            passOn(head, body, complete: true, context: context)
+        }
+    }
+
+    private func passOn(_ head: HTTPRequest, _ body: ByteBuffer, complete: Bool, context: ChannelHandlerContext) {
         context.fireChannelRead(wrapInboundOut(.head(head)))
         if body.readableBytes > 0 { context.fireChannelRead(wrapInboundOut(.body(body))) }
+        if complete { context.fireChannelRead(wrapInboundOut(.end(nil))) }
     }
 
     /// The `Date` header's value, formatted once a second.
@@ -68,6 +77,8 @@ extension KeptAnswerHandler {
             case idle
             /// A request that may be answered here: its head and the body so far.
             case holding(HTTPRequest, ByteBuffer)
+            /// That request, complete, waiting for the responses owed before it.
+            case waiting(HTTPRequest, ByteBuffer)
             /// A request passed on, until its end.
             case passing
         }
@@ -77,9 +88,10 @@ extension KeptAnswerHandler {
             case pass
             /// Keep it (held in the state).
             case hold
-            /// Pass on the held head and body, then the part.
-            case passHeld(HTTPRequest, ByteBuffer)
-            /// The held request is complete (the part was its end): answer it, or pass it all on.
+            /// Pass on the held head and body (and its end, when `complete`), then the part.
+            case passHeld(HTTPRequest, ByteBuffer, complete: Bool)
+            /// The held request is complete (the part was its end) and nothing is owed before it:
+            /// answer it, or pass it all on.
             case complete(HTTPRequest, ByteBuffer)
         }
 
@@ -89,8 +101,18 @@ extension KeptAnswerHandler {
 
         mutating func read(_ part: HTTPRequestPart, mayAnswer: (HTTPRequest) -> Bool) -> ReadAction {
             switch (part, reading) {
+            case (_, .waiting(let head, let body)):
+                // A request pipelined behind one that waits: both go the usual way, in order.
+                unanswered += 1
+                if case .head = part {
+                    reading = .passing
+                    unanswered += 1
+                } else {
+                    reading = .idle
+                }
+                return .passHeld(head, body, complete: true)
             case (.head(let head), _):
-                if unanswered == 0, mayAnswer(head) {
+                if mayAnswer(head) {
                     reading = .holding(head, ByteBuffer())
                     return .hold
                 }
@@ -101,7 +123,7 @@ extension KeptAnswerHandler {
                 guard body.readableBytes + chunk.readableBytes <= KeptRPCAnswers.bodyLimit else {
                     reading = .passing
                     unanswered += 1
-                    return .passHeld(head, body)
+                    return .passHeld(head, body, complete: false)
                 }
                 if body.readableBytes == 0 { body = chunk } else { body.writeImmutableBuffer(chunk) }
                 reading = .holding(head, body)
@@ -109,6 +131,10 @@ extension KeptAnswerHandler {
             case (.body, _):
                 return .pass
             case (.end, .holding(let head, let body)):
+                guard unanswered == 0 else {
+                    reading = .waiting(head, body)
+                    return .hold
+                }
                 reading = .idle
                 return .complete(head, body)
             case (.end, _):
@@ -120,7 +146,13 @@ extension KeptAnswerHandler {
         /// A complete held request could not be answered here and is passed on.
         mutating func passedOn() { unanswered += 1 }
 
-        /// A response written by Hummingbird ended.
-        mutating func responseEnded() { unanswered = max(0, unanswered - 1) }
+        /// A response written by Hummingbird ended; returns the request that waited for it, if it may
+        /// now be answered.
+        mutating func responseEnded() -> (HTTPRequest, ByteBuffer)? {
+            unanswered = max(0, unanswered - 1)
+            guard unanswered == 0, case .waiting(let head, let body) = reading else { return nil }
+            reading = .idle
+            return (head, body)
+        }
     }
 }
