@@ -5,8 +5,10 @@ import XMLRPC
 import KioskConfig
 import KioskFiles
 
-/// Everything derived from one loaded configuration. Replaced whole on reload (SIGHUP).
-package struct KioskRuntime: Sendable {
+/// Everything derived from one loaded configuration. Replaced whole on reload (SIGHUP). A class, so that
+/// pinning it to a request (and every copy of the request context) is one reference, not a copy of
+/// the configuration and services.
+package final class KioskRuntime: Sendable {
     package let configuration: KioskConfiguration
     package let environment: KioskRPCEnvironment
     package let dispatcher: XMLRPCDispatcher<KioskRequestContext>

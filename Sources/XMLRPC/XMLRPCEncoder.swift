@@ -5,7 +5,7 @@
 public enum XMLRPCEncoder {
     /// `<methodResponse><params><param>` with one value. Throws -32603 only for a non-finite double.
     public static func encodeResponse(_ value: XMLRPCValue) throws(XMLRPCFault) -> [UInt8] {
-        var writer = XMLWriter(capacity: 4096)
+        var writer = XMLWriter(capacity: 128 + value.encodedSizeEstimate)
         writer.raw("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<methodResponse><params><param>")
         try writer.value(value)
         writer.raw("</param></params></methodResponse>\n")

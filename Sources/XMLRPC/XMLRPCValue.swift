@@ -34,7 +34,7 @@ public struct XMLRPCEncodedValue: Sendable, Hashable {
 
     /// Encodes `value`; throws -32603 for a non-finite double, as encoding a response does.
     public init(_ value: XMLRPCValue) throws(XMLRPCFault) {
-        var writer = XMLWriter(capacity: 1024)
+        var writer = XMLWriter(capacity: value.encodedSizeEstimate)
         try writer.value(value)
         bytes = writer.finish()
         typeName = value.typeName
@@ -347,4 +347,19 @@ func isValidMethodName(_ name: String) -> Bool {
         }
     }
     return true
+}
+
+extension XMLRPCValue {
+    /// About the size of the value encoded (exact for an `.encoded` one; escapes not counted): the
+    /// writer's first capacity, so that a large answer is not copied as its buffer grows.
+    var encodedSizeEstimate: Int {
+        switch self {
+        case .int, .i8, .bool, .double, .dateTime, .nil: 48
+        case .string(let text): 32 + text.utf8.count
+        case .base64(let bytes): 40 + bytes.count / 3 * 4 + 4
+        case .array(let values): values.reduce(48) { $0 + 16 + $1.encodedSizeEstimate }
+        case .structure(let members): members.reduce(48) { $0 + 48 + $1.name.utf8.count + $1.value.encodedSizeEstimate }
+        case .encoded(let encoded): encoded.bytes.count
+        }
+    }
 }

@@ -9,7 +9,8 @@ import KioskFiles
 
 /// Counts every HTTP request by route pattern, method and status, times it, keeps the in-flight gauge,
 /// and for signed-link files (`links.prefix`) counts downloads started and completed and the body bytes
-/// actually written, by wrapping the response body: `FileDelivery` is not touched.
+/// actually written, by wrapping the response body: `FileDelivery` is not touched. Streamed bodies (no
+/// length) are wrapped too, to keep them in flight until sent; other bodies are in memory and are not.
 ///
 /// It runs after `RuntimeMiddleware` (it reads the links prefix of the runtime pinned to the request).
 package struct HTTPMetricsMiddleware: RouterMiddleware {
@@ -40,6 +41,12 @@ package struct HTTPMetricsMiddleware: RouterMiddleware {
            request.uri.path.hasPrefix(context.runtime.configuration.links.prefix + "/") {
             file = KioskMetrics.FileKind(path: request.uri.path)
             metrics.fileDownloadStarted(file!)
+        }
+        // A body of known length that is not a file is in memory: it is as good as sent, and left as it
+        // is, so Hummingbird writes head, body and end at once.
+        guard file != nil || response.body.contentLength == nil else {
+            inFlight.end()
+            return response
         }
         let metrics = self.metrics
         let body = response.body

@@ -55,7 +55,7 @@ package final class KioskMetrics: Sendable {
             MetricNameDescriptor(namespace: "kiosk", metricName: name, unitName: unit, helpText: help)
         }
         httpRequestsInFlight = registry.makeGauge(descriptor: name(
-            "http_requests_in_flight", "", "HTTP requests being answered (headers received, response body not yet sent)."))
+            "http_requests_in_flight", "", "HTTP requests being answered (headers received; until a streamed or file body is sent, or an answer in memory is handed to the connection)."))
         httpConnectionsOpen = registry.makeGauge(descriptor: name(
             "http_connections_open", "", "Open client connections (HTTP/1.1 keep-alive included, TLS or not)."))
         httpConnectionsTotal = registry.makeCounter(descriptor: name(
