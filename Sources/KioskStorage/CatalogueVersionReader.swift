@@ -10,14 +10,16 @@ import GRDBSQLite
 /// a change that bypassed the counts (a SQLite shell): that change is then counted, so every process
 /// drops what it knew.
 final class CatalogueVersionReader: @unchecked Sendable {
-    private let lock = NSLock()
+    /// Guards the statement (held while it steps, which may wait for SQLite).
+    private let statementLock = NSLock()
     private var connection: OpaquePointer?
     private var statement: OpaquePointer?
     private let path: String
     private let busyTimeoutMilliseconds: Int32
     private let changes: CatalogueChanges
-    /// The last version read, with the count of changes it was read under and when.
+    /// The last version read, with the count of changes it was read under and when (`knownLock`, held briefly).
     private var known: (mark: UInt64, version: Int64, readAt: ContinuousClock.Instant)?
+    private let knownLock = NSLock()
     static let recheckInterval = Duration.seconds(1)
 
     init(path: String, busyTimeout: Double, changes: CatalogueChanges) throws {
@@ -44,7 +46,7 @@ final class CatalogueVersionReader: @unchecked Sendable {
     func read() throws -> Int64 {
         if let version = readWithoutWaiting() { return version }
         if changes.balancedMark == nil { changes.balance() }
-        return try lock.withLock {
+        return try statementLock.withLock {
             guard let version = step(waiting: true) else {
                 throw DatabaseFailure(path: path, message: String(cString: sqlite3_errmsg(connection)))
             }
@@ -52,26 +54,29 @@ final class CatalogueVersionReader: @unchecked Sendable {
         }
     }
 
-    /// The version, or nil when it would have to wait: while a change is under way, or while SQLite is
-    /// busy (a writer recovering the log, a checkpoint resetting it). Concurrent reads take turns on the lock.
+    /// The version, or nil when it would have to wait: while a change is under way, while another
+    /// read holds the statement, or while SQLite is busy (a writer recovering the log, a checkpoint
+    /// resetting it). Never waits for I/O: the connections' event loops ask.
     func readWithoutWaiting() -> Int64? {
         guard let mark = changes.balancedMark else { return nil }
         let now = ContinuousClock.now
-        lock.lock()
-        defer { lock.unlock() }
-        if let known, known.mark == mark, now < known.readAt + Self.recheckInterval { return known.version }
-        guard let version = step(waiting: false) else { return nil }
-        if let known, known.mark == mark, known.version != version {
+        let last = knownLock.withLock { known }
+        if let last, last.mark == mark, now < last.readAt + Self.recheckInterval { return last.version }
+        guard statementLock.try() else { return nil }
+        let version = step(waiting: false)
+        statementLock.unlock()
+        guard let version else { return nil }
+        if let last, last.mark == mark, last.version != version {
             // Changed, yet not counted: count it, so that no process keeps the old version.
             changes.countChange()
-            self.known = nil
+            knownLock.withLock { known = nil }
         } else if changes.balancedMark == mark {
-            known = (mark, version, now)
+            knownLock.withLock { known = (mark, version, now) }
         }
         return version
     }
 
-    /// One step of the statement (the lock held).
+    /// One step of the statement (`statementLock` held).
     private func step(waiting: Bool) -> Int64? {
         if !waiting { sqlite3_busy_timeout(connection, 0) }
         defer {
