@@ -49,7 +49,7 @@ package func buildApplication(
 ) throws -> some ApplicationProtocol {
     let configuration = runtime.runtime.configuration
     let serverName = "Kiosk"
-    let keptAnswers = KeptRPCAnswers(runtime: runtime, paths: Set(configuration.rpcRoutes), metrics: metrics,
+    let keptAnswers = KeptRPCAnswers(runtime: runtime, paths: configuration.rpcRoutes, metrics: metrics,
                                      serverName: serverName, enabled: logger.logLevel > .debug)
     let http1 = HTTPServerBuilder.kioskHTTP1(
         configuration: .init(additionalChannelHandlers: [CloseAfterResponseHandler()],

@@ -16,25 +16,40 @@ import NIOCore
 package struct KeptRPCAnswers: Sendable {
     /// The runtime in force (`RuntimeBox`).
     package let runtime: RuntimeBox
-    /// The router's XML-RPC paths (`KioskConfiguration.rpcRoutes`, fixed at start).
-    package let paths: Set<String>
-    package let metrics: KioskMetrics?
+    /// The router's XML-RPC paths (`KioskConfiguration.rpcRoutes`, fixed at start), with the HTTP
+    /// metrics of a `200` answer to a `POST` on each.
+    private let paths: [String: KioskMetrics.HTTPSeries?]
+    private let metrics: KioskMetrics?
     /// The `Server` header the application sets.
-    package let serverName: String
+    private let serverName: String
     /// Answers here are allowed (request logging is off).
-    package let enabled: Bool
+    private let enabled: Bool
+
+    package init(runtime: RuntimeBox, paths: [String], metrics: KioskMetrics?, serverName: String, enabled: Bool) {
+        self.runtime = runtime
+        self.paths = Dictionary(paths.map { ($0, metrics?.httpSeries(route: $0, method: "POST", status: 200)) },
+                                uniquingKeysWith: { first, _ in first })
+        self.metrics = metrics
+        self.serverName = serverName
+        self.enabled = enabled
+    }
 
     /// The largest body collected to be answered here.
     package static let bodyLimit = 16 * 1024
 
     /// Whether a request with this head may be answered here; its body is then collected.
     func mayAnswer(_ request: HTTPRequest) -> Bool {
-        guard enabled, request.method == .post, let path = request.path, paths.contains(path),
-              let length = request.headerFields[.contentLength].flatMap(Int.init), length <= Self.bodyLimit,
-              request.headerFields[.authorization] != nil, request.headerFields[.expect] == nil,
-              request.headerFields[.connection] == nil, request.headerFields[.transferEncoding] == nil
-        else { return false }
-        return true
+        guard enabled, request.method == .post, let path = request.path, paths[path] != nil else { return false }
+        var length: Int?, authorized = false
+        for field in request.headerFields {
+            switch field.name {
+            case .contentLength: length = Int(field.value)
+            case .authorization: authorized = true
+            case .expect, .connection, .transferEncoding: return false
+            default: continue
+            }
+        }
+        return authorized && (length ?? .max) <= Self.bodyLimit
     }
 
     /// The response to the request, if its answer is kept and may be given now (see the type).
@@ -53,9 +68,9 @@ package struct KeptRPCAnswers: Sendable {
                 KioskMethods.keptAnswer(to: call, catalogueVersion: version, env: environment)
             }
         }) else { return nil }
-        if let metrics {
+        if let metrics, let path = request.path, let series = paths[path] ?? nil {
             metrics.rpcAnsweredOnConnection.increment()
-            metrics.observeHTTP(route: request.path ?? "", method: "POST", status: 200, duration: start.duration(to: .now))
+            series.observe(start.duration(to: .now))
         }
         let head = HTTPResponse(status: .ok, headerFields: [
             .contentType: "text/xml; charset=utf-8", .contentLength: String(result.body.count),

@@ -133,8 +133,24 @@ package final class KioskMetrics: Sendable {
 
     /// One answered HTTP request. `route` is the router's pattern (e.g. `/files/**`), never the raw path.
     package func observeHTTP(route: String, method: String, status: Int, duration: Duration) {
-        httpRequests.counter(["route": route, "method": method, "status": String(status)]).increment()
-        httpDuration.histogram(["route": route, "method": method]).record(duration)
+        httpSeries(route: route, method: method, status: status).observe(duration)
+    }
+
+    /// The series `observeHTTP` records into for one route, method and status, found once by a caller
+    /// that records them often.
+    package func httpSeries(route: String, method: String, status: Int) -> HTTPSeries {
+        HTTPSeries(requests: httpRequests.counter(["route": route, "method": method, "status": String(status)]),
+                   duration: httpDuration.histogram(["route": route, "method": method]))
+    }
+
+    /// The HTTP request counter and duration histogram of one route, method and status.
+    package struct HTTPSeries: Sendable {
+        let requests: Counter
+        let duration: DurationHistogram
+        package func observe(_ elapsed: Duration) {
+            requests.increment()
+            duration.record(elapsed)
+        }
     }
 
     package func demoConsumed(appKey: String, granted: Bool) {

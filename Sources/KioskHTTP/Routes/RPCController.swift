@@ -46,6 +46,7 @@ package struct RPCController {
 
     /// The `charset` parameter of a Content-Type header, if any.
     package static func charset(_ contentType: String) -> String? {
+        guard contentType.utf8.contains(UInt8(ascii: ";")) else { return nil }
         for parameter in contentType.split(separator: ";").dropFirst() {
             let pair = parameter.split(separator: "=", maxSplits: 1)
             if pair.count == 2, pair[0].trimmingCharacters(in: .whitespaces).lowercased() == "charset" {
