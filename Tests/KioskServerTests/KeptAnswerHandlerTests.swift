@@ -18,9 +18,9 @@ import Testing
         def call(method, params):
             values = "".join("<param><value><string>%s</string></value></param>" % p for p in params)
             return ('<?xml version="1.0"?><methodCall><methodName>%s</methodName><params>%s</params></methodCall>' % (method, values)).encode()
-        def request(body, password="secret"):
+        def request(body, password="secret", extra=""):
             auth = base64.b64encode(("kiosk:" + password).encode()).decode()
-            return ("POST /RPC2 HTTP/1.1\\r\\nHost: x\\r\\nContent-Type: text/xml\\r\\nAuthorization: Basic %s\\r\\nContent-Length: %d\\r\\n\\r\\n" % (auth, len(body))).encode() + body
+            return ("POST /RPC2 HTTP/1.1\\r\\nHost: x\\r\\nContent-Type: text/xml\\r\\nAuthorization: Basic %s\\r\\nContent-Length: %d\\r\\n%s\\r\\n" % (auth, len(body), extra)).encode() + body
         class Connection:
             def __init__(self):
                 self.s = socket.create_connection(("127.0.0.1", PORT))
@@ -39,8 +39,8 @@ import Testing
                     self.buffer += self.s.recv(65536)
                 body, self.buffer = self.buffer[:length], self.buffer[length:]
                 return {"status": lines[0], "headers": sorted(headers), "body": body.decode()}
-            def exchange(self, body, password="secret"):
-                self.s.sendall(request(body, password))
+            def exchange(self, body, password="secret", extra=""):
+                self.s.sendall(request(body, password, extra))
                 return self.response()
         def on_connection():
             text = urllib.request.urlopen("http://127.0.0.1:%d/metrics" % PORT).read().decode()
@@ -85,6 +85,27 @@ import Testing
         #expect(result["wrong"] as? String == "HTTP/1.1 401 Unauthorized", "a wrong password is refused, as always")
         #expect((result["after wrong"] as? [String: Any])?["body"] as? String == made["body"] as? String)
         #expect(result["total"] as? Double == 3)
+    }
+
+    @Test func keepAliveIsAnsweredOnTheConnectionAndCloseByTheRouter() async throws {
+        let kiosk = try await TestKiosk()
+        let result = try await Self.run(kiosk, """
+            c = Connection()
+            c.exchange(editions)
+            before = on_connection()
+            alive = c.exchange(editions, extra="Connection: keep-alive\\r\\n")["status"]
+            after_alive = on_connection()
+            closing = c.exchange(editions, extra="Connection: close\\r\\n")
+            c.s.settimeout(5)
+            closed = c.s.recv(1) == b""
+            result = {"alive": alive, "answered": after_alive - before, "closing": closing["status"], "closed": closed,
+                      "total": on_connection() - before}
+            """)
+        #expect(result["alive"] as? String == "HTTP/1.1 200 OK")
+        #expect(result["answered"] as? Double == 1, "Connection: keep-alive is answered on the connection: \(result)")
+        #expect(result["closing"] as? String == "HTTP/1.1 200 OK")
+        #expect(result["total"] as? Double == 1, "Connection: close goes to the router")
+        #expect(result["closed"] as? Bool == true, "which closes the connection after the answer")
     }
 
     @Test func aChangeInTheStoreIsSeenByTheNextCall() async throws {

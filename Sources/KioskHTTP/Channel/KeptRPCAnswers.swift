@@ -7,7 +7,7 @@ import NIOCore
 /// the usual way would check is known at once and agrees.
 ///
 /// That is: `POST` on an XML-RPC path with a declared body of at most `bodyLimit` bytes, nothing that
-/// asks for more than an answer (`Expect`, `Connection`, a chunked body), an `Authorization` header
+/// asks for more than an answer (`Expect`, a `Connection` other than `keep-alive`, a chunked body), an `Authorization` header
 /// already accepted for the API clients of the store's catalogue version read now
 /// (`KioskStore.catalogueVersionAtOnce`), and an answer kept under that same version. Anything else,
 /// faults included, goes the usual way, which also keeps the answers. Metrics count such an answer as
@@ -45,7 +45,8 @@ package struct KeptRPCAnswers: Sendable {
             switch field.name {
             case .contentLength: length = Int(field.value)
             case .authorization: authorized = true
-            case .expect, .connection, .transferEncoding: return false
+            case .connection: if field.value.lowercased() != "keep-alive" { return false }
+            case .expect, .transferEncoding: return false
             default: continue
             }
         }
@@ -73,7 +74,7 @@ package struct KeptRPCAnswers: Sendable {
             series.observe(start.duration(to: .now))
         }
         let head = HTTPResponse(status: .ok, headerFields: [
-            .contentType: "text/xml; charset=utf-8", .contentLength: String(result.body.count),
+            .contentType: RPCController.responseContentType, .contentLength: String(result.body.count),
             .date: date, .server: serverName,
         ])
         return (head, ByteBuffer(bytes: result.body))

@@ -12,6 +12,8 @@ import KioskFiles
 package struct RPCController {
     /// As the router matches them (`KioskConfiguration.rpcRoutes`).
     package let paths: [String]
+    /// Every XML-RPC answer's `Content-Type`.
+    package static let responseContentType = "text/xml; charset=utf-8"
 
     package func addRoutes(to group: RouterGroup<KioskRequestContext>) {
         for path in paths { group.post(RouterPath(path), use: call) }
@@ -40,7 +42,7 @@ package struct RPCController {
                                                   "fault": .string(response.fault.map { String($0.code) } ?? "")])
         }
         return Response(status: .ok,
-                        headers: [.contentType: "text/xml; charset=utf-8"],
+                        headers: [.contentType: Self.responseContentType],
                         body: ResponseBody(byteBuffer: ByteBuffer(bytes: response.body)))
     }
 
