@@ -1011,7 +1011,11 @@ def scenario_pgrestart(cluster, s, control, down_seconds, recovery_seconds):
             client.close()
         time.sleep(0.1)
     settled = time.time()
-    time.sleep(2)
+    # A sample of calls begun after recovery: workers still in a call begun during the outage (which may
+    # wait for a pooled connection) start new ones only when it ends, so wait for the sample, not a time.
+    sample_deadline = settled + 20
+    while time.time() < sample_deadline and sum(1 for c in list(load.calls) if c[0] >= settled + 0.5) < 20:
+        time.sleep(0.2)
     load.finish()
     for probe in probes:
         probe.join()
