@@ -25,6 +25,13 @@ final class CatalogueChanges: @unchecked Sendable {
         let path = databasePath + "-changes"
         let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { throw Failure(path: path, operation: "open", code: errno) }
+        // Like SQLite's `-wal` and `-shm`: owned as the database is, so that a CLI run as root does not
+        // lock the server's user out of it.
+        var database = stat()
+        if geteuid() == 0, stat(databasePath, &database) == 0 {
+            _ = fchown(descriptor, database.st_uid, database.st_gid)
+            _ = fchmod(descriptor, database.st_mode & 0o666)
+        }
         var status = stat()
         guard fstat(descriptor, &status) == 0,
               status.st_size >= Self.size || ftruncate(descriptor, off_t(Self.size)) == 0,

@@ -52,6 +52,19 @@ import Testing
         #expect(store.catalogueVersionAtOnce() == version)
     }
 
+    @Test(.enabled(if: geteuid() == 0, "needs root to give the database to another user"))
+    func theCounterFileBelongsToTheDatabasesOwner() throws {
+        let store = try TestStores.sqlite()
+        #expect(chown(store.path, 65534, 65534) == 0)
+        #expect(chmod(store.path, 0o640) == 0)
+        try FileManager.default.removeItem(atPath: store.path + "-changes")
+        _ = try CatalogueChanges(databasePath: store.path)   // a CLI run as root makes it
+        var status = stat()
+        #expect(stat(store.path + "-changes", &status) == 0)
+        #expect(status.st_uid == 65534 && status.st_gid == 65534, "the server's user can open it")
+        #expect(status.st_mode & 0o777 == 0o640)
+    }
+
     @Test func aChangeBehindTheCountsBackIsFoundAtTheNextRecheck() async throws {
         let store = try TestStores.sqlite()
         try await store.syncCatalogue(SampleCatalogue.catalogue, dryRun: false)
