@@ -81,12 +81,15 @@ extension KioskRPCEnvironment {
     /// The answer kept under (`method`, `arguments`, `catalogueVersion`, the link bucket of `now`), if
     /// any; a hit is reported, a miss is left to whoever then makes the answer.
     func keptAnswer(_ method: String, _ arguments: [String], catalogueVersion: Int64?, now: Int64) -> XMLRPCValue? {
-        guard answers.byteLimit > 0 else { return nil }
-        let key = AnswerCache.Key(method: method, arguments: arguments, catalogueVersion: catalogueVersion,
-                                  linkBucket: links.linkBucket(now: now))
-        guard let kept = answers.answer(for: key) else { return nil }
+        guard answers.byteLimit > 0,
+              let kept = answers.answer(for: answerKey(method, arguments, catalogueVersion: catalogueVersion, now: now))
+        else { return nil }
         observer.answerCache(method: method, hit: true)
         return kept
+    }
+
+    private func answerKey(_ method: String, _ arguments: [String], catalogueVersion: Int64?, now: Int64) -> AnswerCache.Key {
+        AnswerCache.Key(method: method, arguments: arguments, catalogueVersion: catalogueVersion, linkBucket: links.linkBucket(now: now))
     }
 
     /// The kept answer under (`method`, `arguments`, the store's catalogue version when `versioned`, the
@@ -101,8 +104,7 @@ extension KioskRPCEnvironment {
         let made = try await make()
         guard let encoded = try? XMLRPCEncodedValue(made) else { return (made, false) }
         let answer = XMLRPCValue.encoded(encoded)
-        answers.keep(answer, for: AnswerCache.Key(method: method, arguments: arguments, catalogueVersion: version,
-                                                  linkBucket: links.linkBucket(now: now)))
+        answers.keep(answer, for: answerKey(method, arguments, catalogueVersion: version, now: now))
         return (answer, false)
     }
 }
