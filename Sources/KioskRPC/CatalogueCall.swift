@@ -5,9 +5,6 @@ import XMLRPC
 /// parameters: what its answer depends on, the key it is kept under (`AnswerCache`), and the device to
 /// note as seen. The answer is the same for every device of an app, so the identity key is not in the key.
 struct CatalogueCall {
-    /// The wire methods this covers.
-    static let methodNames: Set<String> = ["epquiosc.getEdicions", "epquiosc.getDarrersEdicio"]
-
     /// `getDarrersEdicio`'s listing; nil for `getEdicions`.
     struct Listing {
         var editionID: Int
@@ -37,7 +34,7 @@ struct CatalogueCall {
         return CatalogueCall(appKey: appKey, identityKey: identityKey, listing: listing)
     }
 
-    /// The call `name` with `params`, if it is one of `methodNames` and its parameters are valid.
+    /// The call `name` with `params`, if it is `getEdicions` or `getDarrersEdicio` and its parameters are valid.
     static func read(_ name: String, _ params: XMLRPCParameters) -> CatalogueCall? {
         switch name {
         case "epquiosc.getEdicions": try? getEdicions(params)
@@ -62,8 +59,7 @@ extension KioskMethods {
     /// method does on a kept answer. nil: the call goes the usual way (`respond`), which makes the
     /// answer or gives the fault.
     public static func keptAnswer(to call: XMLRPCCall, catalogueVersion: Int64, env: KioskRPCEnvironment) -> XMLRPCValue? {
-        guard CatalogueCall.methodNames.contains(call.methodName),
-              let catalogueCall = CatalogueCall.read(call.methodName, XMLRPCParameters(call.params)),
+        guard let catalogueCall = CatalogueCall.read(call.methodName, XMLRPCParameters(call.params)),
               let answer = env.keptAnswer(catalogueCall.cacheMethod, catalogueCall.cacheArguments,
                                           catalogueVersion: catalogueVersion, now: env.service.clock.now)
         else { return nil }
