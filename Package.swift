@@ -58,7 +58,7 @@ let package = Package(
         // The XML-RPC protocol: codec on libxml2, dispatch, introspection. Knows nothing of kiosks.
         .target(
             name: "XMLRPC",
-            dependencies: ["CLibXML2"],
+            dependencies: ["CLibXML2", .product(name: "NIOCore", package: "swift-nio")],
             swiftSettings: swiftSettings),
 
         // File primitives that know no kiosk word: system calls, locks, the ZIP writer, the archive readers, the executor for blocking work.
@@ -184,7 +184,7 @@ let package = Package(
 
         .testTarget(
             name: "XMLRPCTests",
-            dependencies: ["XMLRPC"],
+            dependencies: ["XMLRPC", .product(name: "NIOCore", package: "swift-nio")],
             swiftSettings: swiftSettings),
         .testTarget(
             name: "KioskFilesTests",

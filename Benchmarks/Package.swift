@@ -16,12 +16,13 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
     ],
     targets: [
         // The XML-RPC codec against Python's xmlrpc.client (xmlrpc_codec_peer.py).
         .executableTarget(
             name: "XMLRPCBenchmark",
-            dependencies: [.product(name: "XMLRPC", package: "Kiosk")],
+            dependencies: [.product(name: "XMLRPC", package: "Kiosk"), .product(name: "NIOCore", package: "swift-nio")],
             path: "XMLRPCBenchmark"),
         // The bundle builder on the reference data set, against ZIPFoundation (bundle_bench.sh).
         .executableTarget(

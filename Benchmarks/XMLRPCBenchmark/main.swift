@@ -3,6 +3,7 @@
 //
 //   swift run --package-path Benchmarks -c release XMLRPCBenchmark [--seconds 3] [--no-python] [--python python3]
 
+import NIOCore
 import XMLRPC
 
 #if canImport(Glibc)
@@ -85,8 +86,8 @@ func typicalCall() -> XMLRPCCall {
 
 let response = typicalResponse()
 let call = typicalCall()
-let responseBytes = try XMLRPCEncoder.encodeResponse(response)
-let callBytes = try XMLRPCEncoder.encodeCall(call)
+let responseBytes = Array(buffer: try XMLRPCEncoder.encodeResponse(response))
+let callBytes = Array(buffer: try XMLRPCEncoder.encodeCall(call))
 let decodedResponse = try XMLRPCDecoder.decodeResponse(responseBytes).get()
 let decodedCall = try XMLRPCDecoder.decodeCall(callBytes)
 precondition(decodedResponse == response && decodedCall == call, "round trip failed")
@@ -135,7 +136,7 @@ extension Array {
 
 var ours: [Measurement] = []
 ours.appendIfPresent(measure("encode response", seconds: seconds, bytesPerIteration: responseBytes.count) {
-    (try? XMLRPCEncoder.encodeResponse(response))?.count ?? 0
+    (try? XMLRPCEncoder.encodeResponse(response))?.readableBytes ?? 0
 })
 ours.appendIfPresent(measure("decode response", seconds: seconds, bytesPerIteration: responseBytes.count) {
     switch try? XMLRPCDecoder.decodeResponse(responseBytes) {
@@ -145,7 +146,7 @@ ours.appendIfPresent(measure("decode response", seconds: seconds, bytesPerIterat
 })
 ours.appendIfPresent(measure("decode call + encode response", seconds: seconds, bytesPerIteration: callBytes.count + responseBytes.count) {
     guard let decoded = try? XMLRPCDecoder.decodeCall(callBytes) else { return -1 }
-    return decoded.params.count &+ ((try? XMLRPCEncoder.encodeResponse(response))?.count ?? 0)
+    return decoded.params.count &+ ((try? XMLRPCEncoder.encodeResponse(response))?.readableBytes ?? 0)
 })
 
 // MARK: - Python peer

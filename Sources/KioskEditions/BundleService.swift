@@ -39,12 +39,18 @@ public actor BundleService: IssueBundles {
 
     /// The issue's bundle: the recorded one when its file is there with the recorded size, otherwise
     /// built now (once, whoever asks) and recorded with `IssueRegistry.setBundle`.
-    public func bundle(for contents: IssueContents, offered: OfferedEdition) async throws -> BundleInfo {
+    /// Nonisolated: the usual case, a recorded bundle that is there, costs no hop to the actor.
+    public nonisolated func bundle(for contents: IssueContents, offered: OfferedEdition) async throws -> BundleInfo {
         let path = EditionsDirectory.bundlePath(editionID: contents.editionID, date: contents.date, revision: contents.revision)
         if let recorded = contents.bundle, recorded.path == path,
            let info = FS.lstat(directory.absolute(path)), FS.isRegular(info), Int64(info.st_size) == recorded.size {
             return recorded
         }
+        return try await build(contents, offered: offered, path: path)
+    }
+
+    /// The bundle built now, or by the build already running for the same revision.
+    private func build(_ contents: IssueContents, offered: OfferedEdition, path: String) async throws -> BundleInfo {
         let key = Key(editionID: contents.editionID, date: contents.date, revision: contents.revision)
         if let running = inFlight[key] { return try await running.value.0 }
         let header = BundleManifest.Header(editionID: contents.editionID, publicationName: offered.publicationName,

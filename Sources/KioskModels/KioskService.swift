@@ -72,7 +72,8 @@ public struct KioskService: Sendable {
     /// still count their callers through this).
     public func noteSeen(appKey: String, identityKey: String) {
         guard !identityKey.isEmpty else { return }
-        store.recordActivity(appKey: appKey, identityKey: String(decoding: identityKey.utf8.prefix(200), as: UTF8.self), at: clock.now)
+        let kept = identityKey.utf8.count <= 200 ? identityKey : String(decoding: identityKey.utf8.prefix(200), as: UTF8.self)
+        store.recordActivity(appKey: appKey, identityKey: kept, at: clock.now)
     }
 
     /// `getEdicio`: the contents when the identity behind `identityKey` is entitled; records the download.

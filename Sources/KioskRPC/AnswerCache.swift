@@ -71,7 +71,7 @@ public final class AnswerCache: @unchecked Sendable {
         case .array(let values): 16 + values.reduce(0) { $0 + estimatedBytes($1) }
         case .structure(let members): 16 + members.reduce(0) { $0 + 16 + $1.name.utf8.count + estimatedBytes($1.value) }
         case .base64(let bytes): 16 + bytes.count
-        case .encoded(let encoded): 16 + encoded.bytes.count
+        case .encoded(let encoded): 16 + encoded.bytes.readableBytes
         default: 16
         }
     }

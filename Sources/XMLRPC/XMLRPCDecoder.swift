@@ -3,6 +3,7 @@
 // values) that only makes sense read together; its plumbing and the scalar grammar live beside it.
 
 import CLibXML2
+import NIOCore
 
 #if canImport(Glibc)
 import Glibc
@@ -41,6 +42,12 @@ public enum XMLRPCDecoder {
         return try result.get()
     }
 
+    /// Decodes a `<methodCall>` from a buffer's readable bytes (for tests and clients).
+    public static func decodeCall(_ buffer: ByteBuffer, encoding: String? = nil,
+                                  limits: XMLRPCLimits = .init()) throws(XMLRPCFault) -> XMLRPCCall {
+        try decodeCall(Array(buffer: buffer), encoding: encoding, limits: limits)
+    }
+
     /// Decodes a `<methodResponse>`: `.success` with its value, or `.failure` with the fault it carries.
     /// Throws when the document itself is not a valid response.
     public static func decodeResponse(_ bytes: UnsafeRawBufferPointer, encoding: String? = nil,
@@ -64,6 +71,14 @@ public enum XMLRPCDecoder {
             }
         }
         return try result.get()
+    }
+
+    /// Decodes a `<methodResponse>` from a buffer's readable bytes (for tests and clients).
+    public static func decodeResponse(_ buffer: ByteBuffer, encoding: String? = nil,
+                                      limits: XMLRPCLimits = .init()) throws(XMLRPCFault)
+        -> Result<XMLRPCValue, XMLRPCFault>
+    {
+        try decodeResponse(Array(buffer: buffer), encoding: encoding, limits: limits)
     }
 }
 

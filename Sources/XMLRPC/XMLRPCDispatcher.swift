@@ -1,5 +1,7 @@
 // Method registry, system.* methods (introspection, multicall, capabilities) and request handling.
 
+import NIOCore
+
 /// One registered method.
 public struct XMLRPCMethod<Context: Sendable>: Sendable {
     public var name: String
@@ -20,13 +22,13 @@ public struct XMLRPCMethod<Context: Sendable>: Sendable {
 /// What ``XMLRPCDispatcher`` produced for one request body.
 public struct XMLRPCDispatchResult: Sendable {
     /// The complete response document.
-    public var body: [UInt8]
+    public var body: ByteBuffer
     /// The method called; nil when the body could not be decoded.
     public var methodName: String?
     /// The top-level fault, if the response is one (faults inside a multicall are not top-level).
     public var fault: XMLRPCFault?
 
-    public init(body: [UInt8], methodName: String?, fault: XMLRPCFault?) {
+    public init(body: ByteBuffer, methodName: String?, fault: XMLRPCFault?) {
         self.body = body
         self.methodName = methodName
         self.fault = fault

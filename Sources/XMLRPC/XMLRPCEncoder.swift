@@ -1,10 +1,12 @@
-// XML-RPC encoding into one growing byte buffer, handed over as a single [UInt8].
+// XML-RPC encoding into one growing byte buffer, handed over as a ByteBuffer (what the server writes).
+
+import NIOCore
 
 /// Encodes XML-RPC documents as UTF-8 bytes. Output is always well-formed XML 1.0: characters XML
 /// cannot carry (C0 controls other than tab, LF and CR; U+FFFE; U+FFFF) become U+FFFD.
 public enum XMLRPCEncoder {
     /// `<methodResponse><params><param>` with one value. Throws -32603 only for a non-finite double.
-    public static func encodeResponse(_ value: XMLRPCValue) throws(XMLRPCFault) -> [UInt8] {
+    public static func encodeResponse(_ value: XMLRPCValue) throws(XMLRPCFault) -> ByteBuffer {
         var writer = XMLWriter(capacity: 128 + value.encodedSizeEstimate)
         writer.raw("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<methodResponse><params><param>")
         try writer.value(value)
@@ -13,7 +15,7 @@ public enum XMLRPCEncoder {
     }
 
     /// `<methodResponse><fault>` with the fault's code and message.
-    public static func encodeFault(_ fault: XMLRPCFault) -> [UInt8] {
+    public static func encodeFault(_ fault: XMLRPCFault) -> ByteBuffer {
         var writer = XMLWriter(capacity: 320 + fault.message.utf8.count)
         writer.raw("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<methodResponse><fault><value><struct>")
         writer.raw("<member><name>faultCode</name><value><int>")
@@ -25,7 +27,7 @@ public enum XMLRPCEncoder {
     }
 
     /// `<methodCall>` (for clients, tests and benchmarks). Throws -32603 only for a non-finite double.
-    public static func encodeCall(_ call: XMLRPCCall) throws(XMLRPCFault) -> [UInt8] {
+    public static func encodeCall(_ call: XMLRPCCall) throws(XMLRPCFault) -> ByteBuffer {
         var writer = XMLWriter(capacity: 1024)
         writer.raw("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<methodCall><methodName>")
         writer.escaped(call.methodName)
@@ -139,7 +141,7 @@ private func mayNeedEscaping(_ word: UInt64) -> Bool {
 }
 
 /// An append-only byte buffer in manually managed memory (cheaper than `[UInt8].append` for many small
-/// pieces); `finish()` hands the bytes over as one array and frees the buffer.
+/// pieces); `finish()` hands the bytes over as one `ByteBuffer` and frees the memory.
 struct XMLWriter: ~Copyable {
     private var base: UnsafeMutablePointer<UInt8>
     private var count = 0
@@ -155,13 +157,8 @@ struct XMLWriter: ~Copyable {
     }
 
     /// The bytes written so far.
-    consuming func finish() -> [UInt8] {
-        let count = self.count
-        let base = self.base
-        return [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
-            buffer.baseAddress!.initialize(from: base, count: count)
-            initialized = count
-        }
+    consuming func finish() -> ByteBuffer {
+        ByteBuffer(bytes: UnsafeRawBufferPointer(start: base, count: count))
     }
 
     @inline(__always)
@@ -197,6 +194,10 @@ struct XMLWriter: ~Copyable {
 
     mutating func bytes(_ bytes: [UInt8]) {
         bytes.withUnsafeBufferPointer { self.bytes($0) }
+    }
+
+    mutating func bytes(_ buffer: ByteBuffer) {
+        buffer.withUnsafeReadableBytes { self.bytes($0.assumingMemoryBound(to: UInt8.self)) }
     }
 
     @inline(__always)

@@ -1,5 +1,7 @@
 // XML-RPC data model: values, members, date-times, faults, limits and calls.
 
+import NIOCore
+
 /// One XML-RPC value. Structures keep their members in order; the encoder writes them in that order.
 public enum XMLRPCValue: Sendable, Hashable {
     /// `<int>` / `<i4>`
@@ -29,7 +31,7 @@ public enum XMLRPCValue: Sendable, Hashable {
 
 /// A value's `<value>…</value>` bytes, as `XMLRPCEncoder` writes them, and its type name.
 public struct XMLRPCEncodedValue: Sendable, Hashable {
-    public let bytes: [UInt8]
+    public let bytes: ByteBuffer
     public let typeName: String
 
     /// Encodes `value`; throws -32603 for a non-finite double, as encoding a response does.
@@ -359,7 +361,7 @@ extension XMLRPCValue {
         case .base64(let bytes): 40 + bytes.count / 3 * 4 + 4
         case .array(let values): values.reduce(48) { $0 + 16 + $1.encodedSizeEstimate }
         case .structure(let members): members.reduce(48) { $0 + 48 + $1.name.utf8.count + $1.value.encodedSizeEstimate }
-        case .encoded(let encoded): encoded.bytes.count
+        case .encoded(let encoded): encoded.bytes.readableBytes
         }
     }
 }

@@ -1,4 +1,5 @@
 import Testing
+import NIOCore
 import Synchronization
 @testable import XMLRPC
 
@@ -54,7 +55,7 @@ final class Recorder: Sendable {
     func call(_ dispatcher: XMLRPCDispatcher<TestContext>, _ name: String, _ params: [XMLRPCValue] = [],
               user: String = "tester") async throws -> (Result<XMLRPCValue, XMLRPCFault>, XMLRPCDispatchResult) {
         let body = try XMLRPCEncoder.encodeCall(XMLRPCCall(methodName: name, params: params))
-        let result = await dispatcher.respond(to: body, encoding: nil, context: TestContext(user: user))
+        let result = await dispatcher.respond(to: Array(buffer: body), encoding: nil, context: TestContext(user: user))
         return (try XMLRPCDecoder.decodeResponse(result.body), result)
     }
 
@@ -212,7 +213,7 @@ final class Recorder: Sendable {
         }
         let calls: XMLRPCValue = .array([30, 1, 10].map { ["methodName": "test.slow", "params": [.int($0)]] })
         let body = try XMLRPCEncoder.encodeCall(XMLRPCCall(methodName: "system.multicall", params: [calls]))
-        let result = await dispatcher.respond(to: body, encoding: nil, context: TestContext(user: ""))
+        let result = await dispatcher.respond(to: Array(buffer: body), encoding: nil, context: TestContext(user: ""))
         #expect(try XMLRPCDecoder.decodeResponse(result.body) == .success([[30], [1], [10]]))
         #expect(order.withLock { $0 } == [30, 1, 10])
     }

@@ -1,3 +1,4 @@
+import NIOCore
 import Testing
 @testable import XMLRPC
 
@@ -26,7 +27,7 @@ import Testing
     @Test func largeResponseGrowsTheBuffer() throws {
         let big = XMLRPCValue.array((0..<5000).map { .string("item \($0) with some text") })
         let bytes = try XMLRPCEncoder.encodeResponse(big)
-        #expect(bytes.count > 100_000)
+        #expect(bytes.readableBytes > 100_000)
         #expect(try responseValue(bytes) == big)
         let blob = XMLRPCValue.base64((0..<100_000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
         #expect(try responseValue(XMLRPCEncoder.encodeResponse(blob)) == blob)
@@ -86,7 +87,7 @@ import Testing
     }
 
     @Test func concurrentDecodingKeepsErrorsApart() async throws {
-        let good = try XMLRPCEncoder.encodeCall(XMLRPCCall(methodName: "a.b", params: ["x", 1, [2.5]]))
+        let good = Array(buffer: try XMLRPCEncoder.encodeCall(XMLRPCCall(methodName: "a.b", params: ["x", 1, [2.5]])))
         let broken = Array("<methodCall><methodName>a</methodName><oops></methodCall>".utf8)
         let results = await withTaskGroup(of: (Bool, Int?).self) { group in
             for index in 0..<64 {

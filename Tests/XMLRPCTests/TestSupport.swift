@@ -1,3 +1,4 @@
+import NIOCore
 import XMLRPC
 
 /// A methodCall of method `m` whose only parameter is `<value>` + `inner` + `</value>`.
@@ -31,10 +32,11 @@ func decodedValue(_ inner: String) throws -> XMLRPCValue {
 }
 
 func text(_ bytes: [UInt8]) -> String { String(decoding: bytes, as: UTF8.self) }
+func text(_ buffer: ByteBuffer) -> String { String(buffer: buffer) }
 
 /// Decodes a response body to its value, failing on faults.
-func responseValue(_ bytes: [UInt8]) throws -> XMLRPCValue {
-    try XMLRPCDecoder.decodeResponse(bytes).get()
+func responseValue(_ buffer: ByteBuffer) throws -> XMLRPCValue {
+    try XMLRPCDecoder.decodeResponse(buffer).get()
 }
 
 extension Result where Failure == XMLRPCFault {

@@ -19,6 +19,7 @@ package final class KeptAnswerHandler: ChannelDuplexHandler, RemovableChannelHan
     private let answers: KeptRPCAnswers
     private var state = StateMachine()
     private var date: (second: Int, text: String) = (0, "")
+    private var accepted: KeptRPCAnswers.Accepted?
 
     package init(answers: KeptRPCAnswers) { self.answers = answers }
 
@@ -46,7 +47,7 @@ package final class KeptAnswerHandler: ChannelDuplexHandler, RemovableChannelHan
     }
 
     private func answerOrPassOn(_ head: HTTPRequest, _ body: ByteBuffer, context: ChannelHandlerContext) {
-        if let response = answers.answer(head, body: body, date: currentDate()) {
+        if let response = answers.answer(head, body: body, date: currentDate(), accepted: &accepted) {
             context.write(wrapOutboundOut(.head(response.head)), promise: nil)
             context.write(wrapOutboundOut(.body(response.body)), promise: nil)
             context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)

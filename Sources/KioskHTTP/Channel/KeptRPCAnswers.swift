@@ -18,7 +18,7 @@ package struct KeptRPCAnswers: Sendable {
     package let runtime: RuntimeBox
     /// The router's XML-RPC paths (`KioskConfiguration.rpcRoutes`, fixed at start), with the HTTP
     /// metrics of a `200` answer to a `POST` on each.
-    private let paths: [String: KioskMetrics.HTTPSeries?]
+    private let paths: [String: KioskMetrics.TimedSeries?]
     private let metrics: KioskMetrics?
     /// The `Server` header the application sets.
     private let serverName: String
@@ -53,20 +53,38 @@ package struct KeptRPCAnswers: Sendable {
         return authorized && (length ?? .max) <= Self.bodyLimit
     }
 
+    /// An `Authorization` header a connection saw accepted, and by which API clients: while the clients
+    /// are the same (their accounts unchanged), the same header is accepted again without a look-up.
+    package struct Accepted {
+        let header: String
+        let clients: BasicAuthenticator
+    }
+
     /// The response to the request, if its answer is kept and may be given now (see the type).
-    func answer(_ request: HTTPRequest, body: ByteBuffer, date: String) -> (head: HTTPResponse, body: ByteBuffer)? {
+    /// `accepted` is the connection's last accepted `Authorization`, checked and updated here.
+    func answer(_ request: HTTPRequest, body: ByteBuffer, date: String, accepted: inout Accepted?) -> (head: HTTPResponse, body: ByteBuffer)? {
         let start = ContinuousClock.now
         let runtime = runtime.runtime
-        let environment = runtime.environment
-        guard body.readableBytes <= runtime.configuration.limits.maxBodyBytes,
-              let authorization = request.headerFields[.authorization],
-              let version = environment.service.store.catalogueVersionAtOnce(),
-              runtime.accounts.snapshot(ofVersion: version)?.apiClients.acceptedUsername(authorization: authorization) != nil
+        var authorization: String?, contentType: String?
+        for field in request.headerFields {
+            switch field.name {
+            // Repeated, they are joined by the router's reading; that one decides.
+            case .authorization: if authorization != nil { return nil } else { authorization = field.value }
+            case .contentType: if contentType != nil { return nil } else { contentType = field.value }
+            default: continue
+            }
+        }
+        guard body.readableBytes <= runtime.configuration.limits.maxBodyBytes, let authorization,
+              let version = runtime.environment.service.store.catalogueVersionAtOnce(),
+              let clients = runtime.accounts.snapshot(ofVersion: version)?.apiClients
         else { return nil }
-        let encoding = request.headerFields[.contentType].flatMap(RPCController.charset)
+        let known = accepted.map { $0.header == authorization && $0.clients === clients } ?? false
+        guard known || clients.acceptedUsername(authorization: authorization) != nil else { return nil }
+        if !known { accepted = Accepted(header: authorization, clients: clients) }
+        let encoding = contentType.flatMap(RPCController.charset)
         guard let result = body.withUnsafeReadableBytes({ bytes in
             runtime.dispatcher.respondImmediately(to: bytes, encoding: encoding) { call in
-                KioskMethods.keptAnswer(to: call, catalogueVersion: version, env: environment)
+                KioskMethods.keptAnswer(to: call, catalogueVersion: version, env: runtime.environment)
             }
         }) else { return nil }
         if let metrics, let path = request.path, let series = paths[path] ?? nil {
@@ -74,9 +92,9 @@ package struct KeptRPCAnswers: Sendable {
             series.observe(start.duration(to: .now))
         }
         let head = HTTPResponse(status: .ok, headerFields: [
-            .contentType: RPCController.responseContentType, .contentLength: String(result.body.count),
+            .contentType: RPCController.responseContentType, .contentLength: String(result.body.readableBytes),
             .date: date, .server: serverName,
         ])
-        return (head, ByteBuffer(bytes: result.body))
+        return (head, result.body)
     }
 }

@@ -23,21 +23,19 @@ package final class KioskMetrics: Sendable {
     package let bundleBuildDuration: DurationHistogram
     package let rpcAnsweredOnConnection: Counter
 
-    private let xmlrpcRequests: Family<Counter>
-    private let xmlrpcDuration: Family<DurationHistogram>
-    private let httpRequests: Family<Counter>
-    private let httpDuration: Family<DurationHistogram>
-    private let signInFailures: Family<Counter>
-    private let demoGrants: Family<Counter>
-    private let issueDownloads: Family<Counter>
-    private let fileDownloadsStarted: Family<Counter>
-    private let fileDownloadsCompleted: Family<Counter>
-    private let fileBytesSent: Family<Counter>
-    private let databaseDuration: Family<DurationHistogram>
-    private let databaseErrors: Family<Counter>
-    private let configurationReloads: Family<Counter>
-    private let unknownSections: Family<Counter>
-    private let answerCache: Family<Counter>
+    private let xmlrpcCalls: Family<XMLRPCOutcome, TimedSeries>
+    private let httpRequests: Family<HTTPOutcome, TimedSeries>
+    private let signInFailures: Family<String, Counter>
+    private let demoGrants: Family<Pair<String, Bool>, Counter>
+    private let issueDownloads: Family<String, Counter>
+    private let fileDownloadsStarted: Family<FileKind, Counter>
+    private let fileDownloadsCompleted: Family<FileKind, Counter>
+    private let fileBytesSent: Family<FileKind, Counter>
+    private let databaseDuration: Family<String, DurationHistogram>
+    private let databaseErrors: Family<String, Counter>
+    private let configurationReloads: Family<Bool, Counter>
+    private let unknownSections: Family<String, Counter>
+    private let answerCache: Family<Pair<String, Bool>, Counter>
 
     /// Request and XML-RPC latency buckets (seconds).
     package static let latencyBuckets: [Duration] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
@@ -68,65 +66,84 @@ package final class KioskMetrics: Sendable {
             "rpc_answered_on_connection", "total",
             "XML-RPC calls answered from a kept answer on the connection's event loop, without the router (also counted in the HTTP, XML-RPC and answer-cache series)."))
 
-        xmlrpcRequests = Family(registry, .counter(name(
-            "xmlrpc_requests", "total", "XML-RPC methods executed, by method and fault code (none: success); system.multicall entries count one each.")))
-        xmlrpcDuration = Family(registry, .histogram(name(
-            "xmlrpc_request_duration", "seconds", "Time to execute an XML-RPC method, by method and fault code."), Self.latencyBuckets))
-        httpRequests = Family(registry, .counter(name(
-            "http_requests", "total", "HTTP requests answered, by route pattern, method and status.")))
-        httpDuration = Family(registry, .histogram(name(
-            "http_request_duration", "seconds", "Time to answer an HTTP request (until the handler returned the response), by route pattern and method."),
-            Self.latencyBuckets))
-        signInFailures = Family(registry, .counter(name(
-            "sign_in_failures", "total", "Refused reader sign-ins (registrar, consumirDemo, hashQuiosc): wrong_credentials (fault 6) or locked_out (fault 7).")))
-        demoGrants = Family(registry, .counter(name(
-            "demo_grants", "total", "consumirDemo answers by app: granted or refused (quota used up).")))
-        issueDownloads = Family(registry, .counter(name(
-            "issue_downloads", "total", "Issues handed out by getEdicio (recorded downloads), by app.")))
-        fileDownloadsStarted = Family(registry, .counter(name(
-            "file_downloads_started", "total", "Signed-link file responses started (200 or 206 with a body), by kind: bundle or page.")))
-        fileDownloadsCompleted = Family(registry, .counter(name(
-            "file_downloads_completed", "total", "Signed-link file responses whose body was sent completely, by kind.")))
-        fileBytesSent = Family(registry, .counter(name(
-            "file_sent", "bytes_total", "Body bytes sent for signed-link files, by kind.")))
-        databaseDuration = Family(registry, .histogram(name(
-            "database_duration", "seconds", "Time spent in store calls, by operation."), Self.databaseBuckets))
-        databaseErrors = Family(registry, .counter(name(
-            "database_errors", "total", "Store calls that failed, by operation.")))
-        configurationReloads = Family(registry, .counter(name(
-            "configuration_reloads", "total", "Configuration reloads on SIGHUP, by outcome: ok or failed.")))
-
-        unknownSections = Family(registry, .counter(name(
+        let xmlrpcRequests = name(
+            "xmlrpc_requests", "total", "XML-RPC methods executed, by method and fault code (none: success); system.multicall entries count one each.")
+        let xmlrpcDuration = name(
+            "xmlrpc_request_duration", "seconds", "Time to execute an XML-RPC method, by method and fault code.")
+        xmlrpcCalls = Family { outcome in
+            let labels = [("method", outcome.method), ("fault_code", outcome.faultCode.map(String.init) ?? "none")]
+            return TimedSeries(requests: registry.makeCounter(descriptor: xmlrpcRequests, labels: labels),
+                               duration: registry.makeDurationHistogram(descriptor: xmlrpcDuration, labels: labels, buckets: Self.latencyBuckets))
+        }
+        let httpRequests = name(
+            "http_requests", "total", "HTTP requests answered, by route pattern, method and status.")
+        let httpDuration = name(
+            "http_request_duration", "seconds", "Time to answer an HTTP request (until the handler returned the response), by route pattern and method.")
+        self.httpRequests = Family { outcome in
+            TimedSeries(
+                requests: registry.makeCounter(descriptor: httpRequests, labels: [
+                    ("route", outcome.route), ("method", outcome.method), ("status", String(outcome.status))]),
+                duration: registry.makeDurationHistogram(descriptor: httpDuration, labels: [
+                    ("route", outcome.route), ("method", outcome.method)], buckets: Self.latencyBuckets))
+        }
+        signInFailures = .counters(registry, name(
+            "sign_in_failures", "total", "Refused reader sign-ins (registrar, consumirDemo, hashQuiosc): wrong_credentials (fault 6) or locked_out (fault 7).")
+        ) { [("reason", $0)] }
+        demoGrants = .counters(registry, name(
+            "demo_grants", "total", "consumirDemo answers by app: granted or refused (quota used up).")
+        ) { [("app", $0.first), ("outcome", $0.second ? "granted" : "refused")] }
+        issueDownloads = .counters(registry, name(
+            "issue_downloads", "total", "Issues handed out by getEdicio (recorded downloads), by app.")
+        ) { [("app", $0)] }
+        fileDownloadsStarted = .counters(registry, name(
+            "file_downloads_started", "total", "Signed-link file responses started (200 or 206 with a body), by kind: bundle or page.")
+        ) { [("kind", $0.rawValue)] }
+        fileDownloadsCompleted = .counters(registry, name(
+            "file_downloads_completed", "total", "Signed-link file responses whose body was sent completely, by kind.")
+        ) { [("kind", $0.rawValue)] }
+        fileBytesSent = .counters(registry, name(
+            "file_sent", "bytes_total", "Body bytes sent for signed-link files, by kind.")
+        ) { [("kind", $0.rawValue)] }
+        let databaseDuration = name("database_duration", "seconds", "Time spent in store calls, by operation.")
+        self.databaseDuration = Family { operation in
+            registry.makeDurationHistogram(descriptor: databaseDuration, labels: [("operation", operation)], buckets: Self.databaseBuckets)
+        }
+        databaseErrors = .counters(registry, name(
+            "database_errors", "total", "Store calls that failed, by operation.")
+        ) { [("operation", $0)] }
+        configurationReloads = .counters(registry, name(
+            "configuration_reloads", "total", "Configuration reloads on SIGHUP, by outcome: ok or failed.")
+        ) { [("outcome", $0 ? "ok" : "failed")] }
+        unknownSections = .counters(registry, name(
             "web_kiosk_unknown_sections", "total",
-            "hashQuiosc calls whose seccioQ named no section or alias of the app's web kiosk (the default section was opened), by app.")))
-
-        answerCache = Family(registry, .counter(name(
+            "hashQuiosc calls whose seccioQ named no section or alias of the app's web kiosk (the default section was opened), by app.")
+        ) { [("app", $0)] }
+        answerCache = .counters(registry, name(
             "answer_cache", "total",
             "Catalogue answers found kept (hit) or made (miss), by method (getEdicio.pagines: the signed page list; "
-                + "getEdicio.offer and getEdicio.issue: the catalogue reads of getEdicio).")))
+                + "getEdicio.offer and getEdicio.issue: the catalogue reads of getEdicio).")
+        ) { [("method", $0.first), ("result", $0.second ? "hit" : "miss")] }
 
-        for reason in ["wrong_credentials", "locked_out"] { _ = signInFailures.counter(["reason": reason]) }
+        for reason in ["wrong_credentials", "locked_out"] { _ = signInFailures[reason] }
         for method in ["getEdicions", "getDarrersEdicio", "getEdicio.pagines", "getEdicio.offer", "getEdicio.issue"] {
-            for result in ["hit", "miss"] { _ = answerCache.counter(["method": method, "result": result]) }
+            for hit in [true, false] { _ = answerCache[Pair(method, hit)] }
         }
         for kind in FileKind.allCases {
-            _ = fileDownloadsStarted.counter(["kind": kind.rawValue])
-            _ = fileDownloadsCompleted.counter(["kind": kind.rawValue])
-            _ = fileBytesSent.counter(["kind": kind.rawValue])
+            _ = fileDownloadsStarted[kind]
+            _ = fileDownloadsCompleted[kind]
+            _ = fileBytesSent[kind]
         }
-        for outcome in ["ok", "failed"] { _ = configurationReloads.counter(["outcome": outcome]) }
+        for ok in [true, false] { _ = configurationReloads[ok] }
     }
 
     // MARK: Recording
 
     /// One executed XML-RPC method (the dispatcher's `observer`).
     package func observeXMLRPC(method: String, faultCode: Int?, seconds: Double) {
-        let labels: KeyValuePairs = ["method": method, "fault_code": faultCode.map(String.init) ?? "none"]
-        xmlrpcRequests.counter(labels).increment()
-        xmlrpcDuration.histogram(labels).record(.seconds(max(0, seconds)))
+        xmlrpcCalls[XMLRPCOutcome(method: method, faultCode: faultCode)].observe(.seconds(max(0, seconds)))
         switch faultCode {
-        case 6: signInFailures.counter(["reason": "wrong_credentials"]).increment()
-        case 7: signInFailures.counter(["reason": "locked_out"]).increment()
+        case 6: signInFailures["wrong_credentials"].increment()
+        case 7: signInFailures["locked_out"].increment()
         default: break
         }
     }
@@ -138,13 +155,12 @@ package final class KioskMetrics: Sendable {
 
     /// The series `observeHTTP` records into for one route, method and status, found once by a caller
     /// that records them often.
-    package func httpSeries(route: String, method: String, status: Int) -> HTTPSeries {
-        HTTPSeries(requests: httpRequests.counter(["route": route, "method": method, "status": String(status)]),
-                   duration: httpDuration.histogram(["route": route, "method": method]))
+    package func httpSeries(route: String, method: String, status: Int) -> TimedSeries {
+        httpRequests[HTTPOutcome(route: route, method: method, status: status)]
     }
 
-    /// The HTTP request counter and duration histogram of one route, method and status.
-    package struct HTTPSeries: Sendable {
+    /// A request counter and a duration histogram recorded together (HTTP requests, XML-RPC calls).
+    package struct TimedSeries: Sendable {
         let requests: Counter
         let duration: DurationHistogram
         package func observe(_ elapsed: Duration) {
@@ -154,11 +170,11 @@ package final class KioskMetrics: Sendable {
     }
 
     package func demoConsumed(appKey: String, granted: Bool) {
-        demoGrants.counter(["app": appKey, "outcome": granted ? "granted" : "refused"]).increment()
+        demoGrants[Pair(appKey, granted)].increment()
     }
 
     package func issueDownloaded(appKey: String) {
-        issueDownloads.counter(["app": appKey]).increment()
+        issueDownloads[appKey].increment()
     }
 
     package enum FileKind: String, CaseIterable, Sendable {
@@ -167,11 +183,11 @@ package final class KioskMetrics: Sendable {
         package init(path: String) { self = path.hasSuffix(".zip") ? .bundle : .page }
     }
 
-    package func fileDownloadStarted(_ kind: FileKind) { fileDownloadsStarted.counter(["kind": kind.rawValue]).increment() }
-    package func fileDownloadCompleted(_ kind: FileKind) { fileDownloadsCompleted.counter(["kind": kind.rawValue]).increment() }
+    package func fileDownloadStarted(_ kind: FileKind) { fileDownloadsStarted[kind].increment() }
+    package func fileDownloadCompleted(_ kind: FileKind) { fileDownloadsCompleted[kind].increment() }
     package func fileBytesSent(_ kind: FileKind, _ bytes: Int) {
         guard bytes > 0 else { return }
-        fileBytesSent.counter(["kind": kind.rawValue]).increment(by: Int64(bytes))
+        fileBytesSent[kind].increment(by: Int64(bytes))
     }
 
     package func bundleBuilt(duration: Duration) {
@@ -180,16 +196,16 @@ package final class KioskMetrics: Sendable {
     }
 
     package func observeDatabase(operation: String, duration: Duration, failed: Bool) {
-        databaseDuration.histogram(["operation": operation]).record(duration)
-        if failed { databaseErrors.counter(["operation": operation]).increment() }
+        databaseDuration[operation].record(duration)
+        if failed { databaseErrors[operation].increment() }
     }
 
     package func configurationReloaded(ok: Bool) {
-        configurationReloads.counter(["outcome": ok ? "ok" : "failed"]).increment()
+        configurationReloads[ok].increment()
     }
 
     package func unknownSection(appKey: String) {
-        unknownSections.counter(["app": appKey]).increment()
+        unknownSections[appKey].increment()
     }
 
     // MARK: Exposition
@@ -205,45 +221,52 @@ package final class KioskMetrics: Sendable {
     }
 }
 
-/// One metric name with labels: its series, remembered by label values so that recording costs a
-/// dictionary look-up under a lock, not the registry's name and label validation.
-private final class Family<Metric: AnyObject & Sendable>: Sendable {
-    package enum Kind: @unchecked Sendable {   // MetricNameDescriptor is a plain value of strings.
-        case counter(MetricNameDescriptor)
-        case histogram(MetricNameDescriptor, [Duration])
-    }
+/// The series of one metric, by what tells them apart (`Key`, turned into label values once): after the
+/// first use of a key, recording costs a dictionary look-up under a lock, not the registry's name and
+/// label validation, nor an array of label values per call.
+private final class Family<Key: Hashable & Sendable, Series: Sendable>: Sendable {
+    private let make: @Sendable (Key) -> Series
+    private let series = NIOLockedValueBox<[Key: Series]>([:])
 
-    private let registry: PrometheusCollectorRegistry
-    private let kind: Kind
-    private let series = NIOLockedValueBox<[[String]: Metric]>([:])
+    init(_ make: @escaping @Sendable (Key) -> Series) { self.make = make }
 
-    package init(_ registry: PrometheusCollectorRegistry, _ kind: Kind) {
-        self.registry = registry
-        self.kind = kind
-    }
-
-    package func get(_ labels: KeyValuePairs<String, String>) -> Metric {
-        let values = labels.map(\.value)
-        if let metric = series.withLockedValue({ $0[values] }) { return metric }
-        let pairs = labels.map { ($0.key, $0.value) }
-        let made: AnyObject
-        switch kind {
-        case .counter(let descriptor): made = registry.makeCounter(descriptor: descriptor, labels: pairs)
-        case .histogram(let descriptor, let buckets):
-            made = registry.makeDurationHistogram(descriptor: descriptor, labels: pairs, buckets: buckets)
+    subscript(key: Key) -> Series {
+        series.withLockedValue { table in
+            if let found = table[key] { return found }
+            let made = make(key)
+            table[key] = made
+            return made
         }
-        let metric = made as! Metric
-        series.withLockedValue { $0[values] = metric }
-        return metric
     }
 }
 
-extension Family where Metric == Counter {
-    func counter(_ labels: KeyValuePairs<String, String>) -> Counter { get(labels) }
+extension Family where Series == Counter {
+    /// Counters named by `descriptor`, labelled by `labels(key)`.
+    static func counters(_ registry: PrometheusCollectorRegistry, _ descriptor: MetricNameDescriptor,
+                         labels: @escaping @Sendable (Key) -> [(String, String)]) -> Family {
+        Family { registry.makeCounter(descriptor: descriptor, labels: labels($0)) }
+    }
 }
 
-extension Family where Metric == DurationHistogram {
-    func histogram(_ labels: KeyValuePairs<String, String>) -> DurationHistogram { get(labels) }
+/// The labels of an XML-RPC call's series.
+private struct XMLRPCOutcome: Hashable, Sendable {
+    var method: String
+    /// nil: success.
+    var faultCode: Int?
+}
+
+/// The labels of an HTTP request's series.
+private struct HTTPOutcome: Hashable, Sendable {
+    var route: String
+    var method: String
+    var status: Int
+}
+
+/// Two label values that select a series together.
+private struct Pair<First: Hashable & Sendable, Second: Hashable & Sendable>: Hashable, Sendable {
+    var first: First
+    var second: Second
+    init(_ first: First, _ second: Second) { self.first = first; self.second = second }
 }
 
 /// The wire methods' events, counted. The app key is one the configuration lists (`hashQuiosc` checks
@@ -251,7 +274,7 @@ extension Family where Metric == DurationHistogram {
 extension KioskMetrics: KioskRPCObserver {
     package func unknownSection(appKey: String, section: String) { unknownSection(appKey: appKey) }
     package func answerCache(method: String, hit: Bool) {
-        answerCache.counter(["method": method, "result": hit ? "hit" : "miss"]).increment()
+        answerCache[Pair(method, hit)].increment()
     }
 }
 
@@ -259,3 +282,6 @@ extension KioskMetrics: KioskRPCObserver {
 extension KioskMetrics: BundleObserver {
     package func bundleBuilt(path: String, bytes: Int64, duration: Duration) { bundleBuilt(duration: duration) }
 }
+
+/// A plain value of strings (name, unit, help), kept by the families that make series on first use.
+extension MetricNameDescriptor: @retroactive @unchecked Sendable {}

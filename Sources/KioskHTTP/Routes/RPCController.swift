@@ -43,7 +43,7 @@ package struct RPCController {
         }
         return Response(status: .ok,
                         headers: [.contentType: Self.responseContentType],
-                        body: ResponseBody(byteBuffer: ByteBuffer(bytes: response.body)))
+                        body: ResponseBody(byteBuffer: response.body))
     }
 
     /// The `charset` parameter of a Content-Type header, if any.
