@@ -179,6 +179,21 @@ import Testing
         #expect(result["answered after"] as? Double == 1, "the new password's second call is answered on the connection: \(result)")
     }
 
+    @Test func repeatedAuthorizationFieldsAreRefused() async throws {
+        let kiosk = try await TestKiosk()
+        let result = try await Self.run(kiosk, """
+            c = Connection()
+            first = [c.exchange(editions)["status"] for _ in range(2)]
+            twice = "Authorization: Basic " + base64.b64encode(b"kiosk:secret").decode() + "\\r\\n"
+            repeated = c.exchange(editions, extra=twice)["status"]
+            after = c.exchange(editions)["status"]
+            result = {"first": first, "repeated": repeated, "after": after}
+            """)
+        #expect(result["first"] as? [String] == ["HTTP/1.1 200 OK", "HTTP/1.1 200 OK"], "\(result)")
+        #expect(result["repeated"] as? String == "HTTP/1.1 401 Unauthorized", "two Authorization fields, even both valid: \(result)")
+        #expect(result["after"] as? String == "HTTP/1.1 200 OK")
+    }
+
     @Test func pipelinedRequestsAreAnsweredInOrder() async throws {
         let kiosk = try await TestKiosk()
         let result = try await Self.run(kiosk, """

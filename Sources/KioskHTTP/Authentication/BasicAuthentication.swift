@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import HTTPTypes
 import Hummingbird
 import KioskModels
 import NIOConcurrencyHelpers
@@ -12,7 +13,7 @@ package struct BasicCredentials: Sendable {
     package let password: String
 
     package init?(request: Request) {
-        guard let header = request.headers[.authorization], header.count <= 1024 else { return nil }
+        guard let header = request.headers.onlyValue(of: .authorization), header.count <= 1024 else { return nil }
         let parts = header.split(separator: " ", maxSplits: 1)
         guard parts.count == 2, parts[0].lowercased() == "basic",
               let decoded = Data(base64Encoded: String(parts[1]).trimmingCharacters(in: .whitespaces)),
@@ -70,7 +71,7 @@ package final class BasicAuthenticator: Sendable {
 
     /// The authenticated username, or nil.
     package func authenticate(_ request: Request) async -> String? {
-        guard let header = request.headers[.authorization], header.utf8.count <= 1024 else { return nil }
+        guard let header = request.headers.onlyValue(of: .authorization), header.utf8.count <= 1024 else { return nil }
         let digest = Self.digest(header)
         let cached: (accepted: String?, refused: Bool) = cache.withLockedValue { ($0.accepted[digest], $0.refused.contains(digest)) }
         if let username = cached.accepted { return username }
@@ -142,4 +143,17 @@ extension BasicAuthenticationMiddleware {
     /// Publishers (stored accounts of kind `publisher`), realm `kiosk publishers`.
     package static let publishers = Self(realm: "kiosk publishers", message: "Publisher credentials are required (HTTP Basic).",
                                  accounts: { try await $0.runtime.accounts.current().publishers }, drainLimit: { _ in 8 << 20 })
+}
+
+extension HTTPFields {
+    /// The value of the one field named `name`; nil when there is none or more than one (repeated
+    /// `Authorization` fields are never valid credentials). One pass, no joining of values.
+    package func onlyValue(of name: HTTPField.Name) -> String? {
+        var found: String?
+        for field in self where field.name == name {
+            if found != nil { return nil }
+            found = field.value
+        }
+        return found
+    }
 }
