@@ -58,7 +58,15 @@ import Testing
         let blocker = kiosk.configuration.server.editions
         try FileManager.default.removeItem(atPath: blocker)
         #expect(FileManager.default.createFile(atPath: blocker, contents: Data("not a directory".utf8)))
-        let editions = (try await kiosk.withServer { port in try await Self.get(port, ["/readyz"]) }.value as! [[Any]])[0]
+        // As in the test above, a database check timed out on a starved machine is asked again.
+        let answers = try await kiosk.withServer { port in
+            var answers = try await Self.get(port, ["/readyz"]).value as! [[Any]]
+            for _ in 0..<4 where (answers[0][2] as? String)?.contains("no answer within") == true {
+                answers = try await Self.get(port, ["/readyz"]).value as! [[Any]]
+            }
+            return ClientJSON(value: answers)
+        }.value as! [[Any]]
+        let editions = answers[0]
         #expect(editions[0] as! Int == 503)
         let body = try Self.json(editions[2])
         #expect(body["status"] as? String == "not ready")
