@@ -117,7 +117,16 @@ import Testing
     /// console's sign-in and sessions), although it had verified and cached the old credentials.
     @Test(arguments: ["sqlite", "postgres"])
     func aChangeOnOneInstanceIsEnforcedByAnotherAtOnce(_ engine: String) async throws {
-        if engine == "postgres" && !TestPostgresServer.configured { return }
+        if engine == "postgres" {
+            guard TestPostgresServer.configured else { return }
+            try await TestPostgresServer.withDatabase { try await Self.twoInstancesEnforceAChangeAtOnce(database: ["--database", $0]) }
+        } else {
+            try await Self.twoInstancesEnforceAChangeAtOnce(database: [])
+        }
+    }
+
+    /// The scenario above with `database` (the instances' `--database` arguments; none: the configuration's SQLite file).
+    static func twoInstancesEnforceAChangeAtOnce(database: [String]) async throws {
         let directory = temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let hash = try await PasswordHashing().hash(ConsoleTests.password, cost: 4)
@@ -125,7 +134,6 @@ import Testing
             $0 + "\ncatalogue_source: console\noperators:\n  - { username: marta, password_hash: \"\(hash)\", role: operator }\n"
                 + "  - { username: edi, password_hash: \"\(hash)\", role: editor }\n"
         }
-        let database = engine == "postgres" ? ["--database", try await TestPostgresServer.createDatabase()] : []
         let environment = EndToEndTests.environment
         let first = try await ServerProcess(["--config", config] + database, environment: environment)
         let second = try await ServerProcess(["--config", config] + database, environment: environment)

@@ -128,7 +128,9 @@ import Testing
 
     @Test(.enabled(if: TestPostgresServer.configured, TestPostgresServer.skipReason))
     func aChangeOnOneInstanceIsWhatHashQuioscAnswersOnAnotherAtOnceOnPostgreSQL() async throws {
-        try await Self.twoInstances(directory: temporaryDirectory(), database: try await TestPostgresServer.createDatabase())
+        try await TestPostgresServer.withDatabase { database in
+            try await Self.twoInstances(directory: temporaryDirectory(), database: database)
+        }
     }
 
     /// Python's `xmlrpc.client` asks the second instance for a section it does not know yet (the default

@@ -25,8 +25,9 @@ struct MultiInstanceTests {
 
     @Test(.enabled(if: TestPostgresServer.configured, TestPostgresServer.skipReason), arguments: clusterScenarios)
     func onPostgreSQL(_ scenario: String) async throws {
-        let database = try await TestPostgresServer.createDatabase()
-        try await Self.cluster(scenario, directory: temporaryDirectory(), database: database)
+        try await TestPostgresServer.withDatabase { database in
+            try await Self.cluster(scenario, directory: temporaryDirectory(), database: database)
+        }
     }
 
     /// `pgrestart`: calls fail with -32603 (not another fault, not a hang) while the server is down, and the

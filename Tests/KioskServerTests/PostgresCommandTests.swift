@@ -68,43 +68,43 @@ struct DatabaseCopyTests {
                                                      "--edition", "1", "--until", "2030-01-01"])
         #expect(subscribe.status == 0, "\(subscribe.errors)")
         _ = try await runClient("python3", [TestKiosk.repositoryRoot + "/Benchmarks/stats_bench_data.py", sqlite, "3000"])
-        let target = try await TestPostgresServer.createDatabase()
+        try await TestPostgresServer.withDatabase { target in
+            let first = try await ServerProcess.run(["db", "copy", "--config", config, "--database", sqlite, "--to", target])
+            #expect(first.status == 0, "\(first.errors)")
+            #expect(first.output.contains("downloads: 3000 rows, checksum"), "\(first.output)")
+            #expect(first.output.contains("every table checked"))
+            #expect(try await TestPostgresServer.psql(target, "SELECT COUNT(*) FROM downloads") == "3000")
 
-        let first = try await ServerProcess.run(["db", "copy", "--config", config, "--database", sqlite, "--to", target])
-        #expect(first.status == 0, "\(first.errors)")
-        #expect(first.output.contains("downloads: 3000 rows, checksum"), "\(first.output)")
-        #expect(first.output.contains("every table checked"))
-        #expect(try await TestPostgresServer.psql(target, "SELECT COUNT(*) FROM downloads") == "3000")
+            // The same statistics from both databases, byte for byte.
+            let fromSQLite = try await ServerProcess.run(["stats", "--config", config, "--database", sqlite, "--format", "json"])
+            let fromPostgres = try await ServerProcess.run(["stats", "--config", config, "--database", target, "--format", "json"])
+            #expect(fromSQLite.status == 0 && fromPostgres.status == 0, "\(fromPostgres.errors)")
+            #expect(fromSQLite.output == fromPostgres.output)
 
-        // The same statistics from both databases, byte for byte.
-        let fromSQLite = try await ServerProcess.run(["stats", "--config", config, "--database", sqlite, "--format", "json"])
-        let fromPostgres = try await ServerProcess.run(["stats", "--config", config, "--database", target, "--format", "json"])
-        #expect(fromSQLite.status == 0 && fromPostgres.status == 0, "\(fromPostgres.errors)")
-        #expect(fromSQLite.output == fromPostgres.output)
+            // Again: nothing to do, nothing changed.
+            let again = try await ServerProcess.run(["db", "copy", "--config", config, "--database", sqlite, "--to", target])
+            #expect(again.status == 0, "\(again.errors)")
+            let tables = { (text: String) in text.split(separator: "\n").filter { $0.contains(" rows, checksum ") } }
+            #expect(tables(again.output) == tables(first.output) && tables(first.output).count == 22, "\(again.output)")
+            #expect(try await TestPostgresServer.psql(target, "SELECT COUNT(*) FROM downloads") == "3000")
 
-        // Again: nothing to do, nothing changed.
-        let again = try await ServerProcess.run(["db", "copy", "--config", config, "--database", sqlite, "--to", target])
-        #expect(again.status == 0, "\(again.errors)")
-        let tables = { (text: String) in text.split(separator: "\n").filter { $0.contains(" rows, checksum ") } }
-        #expect(tables(again.output) == tables(first.output) && tables(first.output).count == 22, "\(again.output)")
-        #expect(try await TestPostgresServer.psql(target, "SELECT COUNT(*) FROM downloads") == "3000")
+            // The target moves on (an instance on PostgreSQL took a user): a copy would lose it, so it is refused.
+            let users = try #require(Int(try await TestPostgresServer.psql(target, "SELECT COUNT(*) FROM users")))
+            let maxID = try #require(Int(try await TestPostgresServer.psql(target, "SELECT MAX(id) FROM users")))
+            // Identity sequences continue after the copied ids: a new user gets the next one.
+            #expect(try await TestPostgresServer.psql(target, """
+                INSERT INTO users (username, name, email, password_hash, created_at) VALUES ('bernat', '', '', 'x', 0) RETURNING id
+                """) == "\(maxID + 1)")
+            let refused = try await ServerProcess.run(["db", "copy", "--config", config, "--database", sqlite, "--to", target])
+            #expect(refused.status != 0)
+            #expect(refused.errors.contains("already holds other data (users: \(users + 1) rows); give --replace"), "\(refused.errors)")
+            #expect(try await TestPostgresServer.psql(target, "SELECT COUNT(*) FROM users WHERE username = 'bernat'") == "1")
 
-        // The target moves on (an instance on PostgreSQL took a user): a copy would lose it, so it is refused.
-        let users = try #require(Int(try await TestPostgresServer.psql(target, "SELECT COUNT(*) FROM users")))
-        let maxID = try #require(Int(try await TestPostgresServer.psql(target, "SELECT MAX(id) FROM users")))
-        // Identity sequences continue after the copied ids: a new user gets the next one.
-        #expect(try await TestPostgresServer.psql(target, """
-            INSERT INTO users (username, name, email, password_hash, created_at) VALUES ('bernat', '', '', 'x', 0) RETURNING id
-            """) == "\(maxID + 1)")
-        let refused = try await ServerProcess.run(["db", "copy", "--config", config, "--database", sqlite, "--to", target])
-        #expect(refused.status != 0)
-        #expect(refused.errors.contains("already holds other data (users: \(users + 1) rows); give --replace"), "\(refused.errors)")
-        #expect(try await TestPostgresServer.psql(target, "SELECT COUNT(*) FROM users WHERE username = 'bernat'") == "1")
-
-        let replaced = try await ServerProcess.run(["db", "copy", "--config", config, "--database", sqlite, "--to", target, "--replace"])
-        #expect(replaced.status == 0, "\(replaced.errors)")
-        #expect(try await TestPostgresServer.psql(target, "SELECT COUNT(*) FROM users WHERE username = 'bernat'") == "0")
-        #expect(try await TestPostgresServer.psql(target, "SELECT COUNT(*) FROM users") == "\(users)")
+            let replaced = try await ServerProcess.run(["db", "copy", "--config", config, "--database", sqlite, "--to", target, "--replace"])
+            #expect(replaced.status == 0, "\(replaced.errors)")
+            #expect(try await TestPostgresServer.psql(target, "SELECT COUNT(*) FROM users WHERE username = 'bernat'") == "0")
+            #expect(try await TestPostgresServer.psql(target, "SELECT COUNT(*) FROM users") == "\(users)")
+        }
     }
 }
 

@@ -11,14 +11,24 @@ enum TestPostgresServer {
     static var configured: Bool { url != nil || environment["KIOSK_REQUIRE_POSTGRES"] == "1" }
     static let skipReason: Comment = "no PostgreSQL server: set KIOSK_TEST_POSTGRES=postgres://postgres@127.0.0.1:PORT/postgres (.ci/run starts one)"
 
-    /// Creates a new, empty database; returns its URL.
-    static func createDatabase() async throws -> String {
+    /// Runs `body` with the URL of a new, empty database, and drops the database afterwards, whatever
+    /// `body` did (its connections are ended: the programs of a failed test may still hold some).
+    static func withDatabase<Result>(_ body: (String) async throws -> Result) async throws -> Result {
         let server = try #require(url, "KIOSK_REQUIRE_POSTGRES=1 but KIOSK_TEST_POSTGRES is not set")
         let name = "kiosk_t_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
         try await psql(server, "CREATE DATABASE \(name)")
         var components = try #require(URLComponents(string: server))
         components.path = "/" + name
-        return try #require(components.string)
+        let database = try #require(components.string)
+        let result: Result
+        do {
+            result = try await body(database)
+        } catch {
+            _ = try? await psql(server, "DROP DATABASE \(name) WITH (FORCE)")
+            throw error
+        }
+        try await psql(server, "DROP DATABASE \(name) WITH (FORCE)")
+        return result
     }
 
     /// Runs `sql` with psql; returns its unaligned output.
