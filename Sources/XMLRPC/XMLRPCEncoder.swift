@@ -158,7 +158,9 @@ struct XMLWriter: ~Copyable {
 
     /// The bytes written so far.
     consuming func finish() -> ByteBuffer {
-        ByteBuffer(bytes: UnsafeRawBufferPointer(start: base, count: count))
+        var buffer = ByteBufferAllocator().buffer(capacity: count)
+        buffer.writeBytes(UnsafeRawBufferPointer(start: base, count: count))
+        return buffer
     }
 
     @inline(__always)
