@@ -153,45 +153,49 @@ import Testing
         #expect(try await ChildProcess.run("/usr/bin/zip", ["-q", "-r", zip, "."], directory: issue).status == 0)
         let body = ByteBuffer(bytes: Array(FileManager.default.contents(atPath: zip)!))
         let auth: HTTPFields = [.authorization: "Basic " + Data("editor:pw".utf8).base64EncodedString()]
-        try await fixture.app(maxUpload: 1 << 20).test(.live) { client in
-            let anonymous = try await client.execute(uri: "/publish/1/2025-06-30", method: .put, body: body)
-            #expect(anonymous.status == .unauthorized)
-            #expect(anonymous.headers[.wwwAuthenticate]?.hasPrefix("Basic") == true)
-            let badDate = try await client.execute(uri: "/publish/1/2025-02-30", method: .put, headers: auth, body: body)
-            #expect(badDate.status == .badRequest)
+        try await fixture.app(maxUpload: 1 << 20).test(.live) { live in
+            // Publishing unpacks, fsyncs and builds a bundle: on a machine starved by the parallel suites one
+            // request can go past the live client's 20 s without a byte, so this client waits up to 2 min.
+            try await TestClient.withClient(host: "127.0.0.1", port: live.port!, configuration: .init(timeout: .seconds(120))) { client in
+                let anonymous = try await client.execute(uri: "/publish/1/2025-06-30", method: .put, body: body)
+                #expect(anonymous.status == .unauthorized)
+                #expect(anonymous.headers[.wwwAuthenticate]?.hasPrefix("Basic") == true)
+                let badDate = try await client.execute(uri: "/publish/1/2025-02-30", method: .put, headers: auth, body: body)
+                #expect(badDate.status == .badRequest)
 
-            let published = try await client.execute(uri: "/publish/1/2025-06-30", method: .put, headers: auth, body: body)
-            #expect(published.status == .created, "\(String(buffer: published.body))")
-            let summary = try JSONSerialization.jsonObject(with: Data(buffer: published.body)) as? [String: Any]
-            #expect(summary?["revision"] as? Int == 2 && summary?["replaced_revision"] as? Int == 1 && summary?["pages"] as? Int == 4,
-                    "\(String(buffer: published.body))")
-            let contents = try #require(try await fixture.store.issueContents(editionID: 1, date: Self.day))
-            #expect(contents.pages.count == 4)
-            #expect(fixture.bytes(contents.pages[3].files.jpgA) == Array(FileManager.default.contents(atPath: issue + "/jpgA/004.jpg")!))
+                let published = try await client.execute(uri: "/publish/1/2025-06-30", method: .put, headers: auth, body: body)
+                #expect(published.status == .created, "\(String(buffer: published.body))")
+                let summary = try JSONSerialization.jsonObject(with: Data(buffer: published.body)) as? [String: Any]
+                #expect(summary?["revision"] as? Int == 2 && summary?["replaced_revision"] as? Int == 1 && summary?["pages"] as? Int == 4,
+                        "\(String(buffer: published.body))")
+                let contents = try #require(try await fixture.store.issueContents(editionID: 1, date: Self.day))
+                #expect(contents.pages.count == 4)
+                #expect(fixture.bytes(contents.pages[3].files.jpgA) == Array(FileManager.default.contents(atPath: issue + "/jpgA/004.jpg")!))
 
-            let notAnArchive = try await client.execute(uri: "/publish/1/2025-06-30", method: .put, headers: auth,
-                                                        body: ByteBuffer(string: "hello"))
-            #expect(notAnArchive.status == .badRequest)
-            #expect(String(buffer: notAnArchive.body).contains("neither a ZIP nor a tar"))
-            let large = try await client.execute(uri: "/publish/1/2025-06-30", method: .put, headers: auth,
-                                                 body: ByteBuffer(bytes: [UInt8](repeating: 0, count: 2 << 20)))
-            #expect(large.status == .contentTooLarge)
+                let notAnArchive = try await client.execute(uri: "/publish/1/2025-06-30", method: .put, headers: auth,
+                                                            body: ByteBuffer(string: "hello"))
+                #expect(notAnArchive.status == .badRequest)
+                #expect(String(buffer: notAnArchive.body).contains("neither a ZIP nor a tar"))
+                let large = try await client.execute(uri: "/publish/1/2025-06-30", method: .put, headers: auth,
+                                                     body: ByteBuffer(bytes: [UInt8](repeating: 0, count: 2 << 20)))
+                #expect(large.status == .contentTooLarge)
 
-            // Refused content: a page that is not a JPEG, with its name and page in the answer.
-            try Data(Array("%PDF-1.4 not an image".utf8) + [UInt8](repeating: 32, count: 200))
-                .write(to: URL(fileURLWithPath: issue + "/jpgA/002.jpg"))
-            let badZip = fixture.folder.path + "/bad.zip"
-            #expect(try await ChildProcess.run("/usr/bin/zip", ["-q", "-r", badZip, "."], directory: issue).status == 0)
-            let refused = try await client.execute(uri: "/publish/1/2025-06-30", method: .put, headers: auth,
-                                                   body: ByteBuffer(bytes: Array(FileManager.default.contents(atPath: badZip)!)))
-            #expect(refused.status == .unprocessableContent)
-            #expect(String(buffer: refused.body).contains("jpgA/002.jpg (page 2): is not a JPEG"))
-            #expect(try await fixture.store.issueContents(editionID: 1, date: Self.day)?.revision == 2)
+                // Refused content: a page that is not a JPEG, with its name and page in the answer.
+                try Data(Array("%PDF-1.4 not an image".utf8) + [UInt8](repeating: 32, count: 200))
+                    .write(to: URL(fileURLWithPath: issue + "/jpgA/002.jpg"))
+                let badZip = fixture.folder.path + "/bad.zip"
+                #expect(try await ChildProcess.run("/usr/bin/zip", ["-q", "-r", badZip, "."], directory: issue).status == 0)
+                let refused = try await client.execute(uri: "/publish/1/2025-06-30", method: .put, headers: auth,
+                                                       body: ByteBuffer(bytes: Array(FileManager.default.contents(atPath: badZip)!)))
+                #expect(refused.status == .unprocessableContent)
+                #expect(String(buffer: refused.body).contains("jpgA/002.jpg (page 2): is not a JPEG"))
+                #expect(try await fixture.store.issueContents(editionID: 1, date: Self.day)?.revision == 2)
 
-            let withdrawn = try await client.execute(uri: "/publish/1/2025-06-30", method: .delete, headers: auth)
-            #expect(withdrawn.status == .ok)
-            #expect(try await fixture.store.issueContents(editionID: 1, date: Self.day) == nil)
-            #expect(try await client.execute(uri: "/publish/1/2025-06-30", method: .delete, headers: auth).status == .notFound)
+                let withdrawn = try await client.execute(uri: "/publish/1/2025-06-30", method: .delete, headers: auth)
+                #expect(withdrawn.status == .ok)
+                #expect(try await fixture.store.issueContents(editionID: 1, date: Self.day) == nil)
+                #expect(try await client.execute(uri: "/publish/1/2025-06-30", method: .delete, headers: auth).status == .notFound)
+            }
         }
         // Nothing left in staging.
         #expect(try FileManager.default.contentsOfDirectory(atPath: fixture.directory.stagingRoot).isEmpty)
@@ -257,5 +261,22 @@ import Testing
         #expect(expires % 300 == 0 && expires >= now + 3600 && expires < now + 3900)
         #expect(try fetch(rounded) == (200, fixture.bytes(path).count))
         #expect(try fetch(bucketed.path(to: path, now: now - 7200)).0 == 410)
+    }
+}
+
+extension TestClient {
+    /// What the tests read of a response.
+    struct Answer {
+        let status: HTTPResponse.Status
+        let headers: HTTPFields
+        let body: ByteBuffer
+    }
+
+    /// One request on this client, as the live test client sends it (keep-alive).
+    func execute(uri: String, method: HTTPRequest.Method, headers: HTTPFields = [:], body: ByteBuffer? = nil) async throws -> Answer {
+        var headers = headers
+        headers[.connection] = "keep-alive"
+        let response = try await execute(TestClient.Request(uri, method: method, authority: "localhost", headers: headers, body: body))
+        return Answer(status: response.head.status, headers: response.head.headerFields, body: response.body ?? ByteBuffer())
     }
 }
