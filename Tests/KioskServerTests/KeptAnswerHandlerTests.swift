@@ -179,18 +179,24 @@ import Testing
         #expect(result["answered after"] as? Double == 1, "the new password's second call is answered on the connection: \(result)")
     }
 
-    @Test func repeatedAuthorizationFieldsAreRefused() async throws {
+    /// Repeated `Authorization` fields are refused; repeated `Content-Type` fields are read as none (the
+    /// XML declaration decides), on the connection and by the router alike.
+    @Test func repeatedFieldsAreReadAsTheRouterReadsThem() async throws {
         let kiosk = try await TestKiosk()
         let result = try await Self.run(kiosk, """
             c = Connection()
-            first = [c.exchange(editions)["status"] for _ in range(2)]
+            first = [c.exchange(editions) for _ in range(2)]
             twice = "Authorization: Basic " + base64.b64encode(b"kiosk:secret").decode() + "\\r\\n"
             repeated = c.exchange(editions, extra=twice)["status"]
+            types = c.exchange(editions, extra="Content-Type: text/xml; charset=utf-16\\r\\n")
             after = c.exchange(editions)["status"]
-            result = {"first": first, "repeated": repeated, "after": after}
+            result = {"first": [a["status"] for a in first], "repeated": repeated, "after": after,
+                      "types": types["status"], "same answer": types["body"] == first[0]["body"]}
             """)
         #expect(result["first"] as? [String] == ["HTTP/1.1 200 OK", "HTTP/1.1 200 OK"], "\(result)")
         #expect(result["repeated"] as? String == "HTTP/1.1 401 Unauthorized", "two Authorization fields, even both valid: \(result)")
+        #expect(result["types"] as? String == "HTTP/1.1 200 OK")
+        #expect(result["same answer"] as? Bool == true, "two Content-Type fields: no charset, the answer as usual: \(result)")
         #expect(result["after"] as? String == "HTTP/1.1 200 OK")
     }
 

@@ -65,23 +65,15 @@ package struct KeptRPCAnswers: Sendable {
     func answer(_ request: HTTPRequest, body: ByteBuffer, date: String, accepted: inout Accepted?) -> (head: HTTPResponse, body: ByteBuffer)? {
         let start = ContinuousClock.now
         let runtime = runtime.runtime
-        var authorization: String?, contentType: String?
-        for field in request.headerFields {
-            switch field.name {
-            // Repeated, they are joined by the router's reading; that one decides.
-            case .authorization: if authorization != nil { return nil } else { authorization = field.value }
-            case .contentType: if contentType != nil { return nil } else { contentType = field.value }
-            default: continue
-            }
-        }
-        guard body.readableBytes <= runtime.configuration.limits.maxBodyBytes, let authorization,
+        guard body.readableBytes <= runtime.configuration.limits.maxBodyBytes,
+              let authorization = request.headerFields.onlyValue(of: .authorization),
               let version = runtime.environment.service.store.catalogueVersionAtOnce(),
               let clients = runtime.accounts.snapshot(ofVersion: version)?.apiClients
         else { return nil }
         let known = accepted.map { $0.header == authorization && $0.clients === clients } ?? false
         guard known || clients.acceptedUsername(authorization: authorization) != nil else { return nil }
         if !known { accepted = Accepted(header: authorization, clients: clients) }
-        let encoding = contentType.flatMap(RPCController.charset)
+        let encoding = RPCController.charset(of: request.headerFields)
         guard let result = body.withUnsafeReadableBytes({ bytes in
             runtime.dispatcher.respondImmediately(to: bytes, encoding: encoding) { call in
                 KioskMethods.keptAnswer(to: call, catalogueVersion: version, env: runtime.environment)

@@ -33,7 +33,7 @@ package struct RPCController {
         } catch let error as any HTTPResponseError where error.status == .contentTooLarge {
             throw tooLarge
         }
-        let encoding = request.headers[.contentType].flatMap(Self.charset)
+        let encoding = Self.charset(of: request.headers)
         // Decoding reads the buffer in place and copies only what it keeps; then the call runs.
         let call = body.withUnsafeReadableBytes { runtime.dispatcher.decode($0, encoding: encoding) }
         let response = await runtime.dispatcher.respond(to: call, context: context)
@@ -46,8 +46,14 @@ package struct RPCController {
                         body: ResponseBody(byteBuffer: response.body))
     }
 
+    /// The `charset` of a request's one `Content-Type` (none, or repeated ones: nil, and the XML
+    /// declaration decides), as every XML-RPC call is read.
+    package static func charset(of headers: HTTPFields) -> String? {
+        headers.onlyValue(of: .contentType).flatMap(charset)
+    }
+
     /// The `charset` parameter of a Content-Type header, if any.
-    package static func charset(_ contentType: String) -> String? {
+    private static func charset(_ contentType: String) -> String? {
         guard contentType.utf8.contains(UInt8(ascii: ";")) else { return nil }
         for parameter in contentType.split(separator: ";").dropFirst() {
             let pair = parameter.split(separator: "=", maxSplits: 1)
