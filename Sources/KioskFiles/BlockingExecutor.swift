@@ -1,8 +1,9 @@
 import NIOCore
 import NIOPosix
 
-/// The one executor for blocking work: system calls that may wait on a disk (open, read, write, fsync,
-/// rename, `flock` attempts), compression and password hashing. A fixed pool of threads (SwiftNIO's
+/// The executor for blocking work: system calls that may wait on a disk (open, read, write, fsync,
+/// rename, `flock` attempts) and compression. (Password hashing has one of its own, so that a sign-in
+/// never queues behind disk work.) A fixed pool of threads (SwiftNIO's
 /// `NIOThreadPool`), so blocking never stalls Swift's cooperative pool or an event loop, and never grows
 /// without bound. Injected into the parts that need it; `shared` is the process's.
 ///

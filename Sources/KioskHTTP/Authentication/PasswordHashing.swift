@@ -4,25 +4,26 @@ import NIOCore
 import KioskConfig
 import KioskFiles
 
-/// bcrypt hashing, and checking of bcrypt and the 2012 system's hashes, off the event loops (on the
-/// blocking executor).
+/// bcrypt hashing, and checking of bcrypt and the 2012 system's hashes, off the event loops, on an executor
+/// of their own.
 ///
-/// Checks pass through `gate`: a flood of distinct wrong passwords (each one a cache miss and a full
-/// bcrypt) waits its turn instead of taking every pool thread from file delivery and the database.
+/// That executor has half the processors' threads (at least one), and jobs wait for a thread in arrival
+/// order. A flood of distinct wrong passwords (each a cache miss and a full bcrypt) therefore waits its turn
+/// without taking the blocking executor's threads from file delivery and the database. And a check never
+/// waits behind disk work queued on the blocking executor: a publish's fsyncs do not delay a sign-in.
 package struct PasswordHashing: PasswordHasher {
     package static let defaultCost: UInt8 = 11
 
     private let executor: BlockingExecutor
 
-    package init(executor: BlockingExecutor = .shared) { self.executor = executor }
-    /// Process-wide, like the executor it protects: half the processors (at least one) verify at once.
-    package static let gate = ConcurrencyGate(limit: max(1, System.coreCount / 2))
+    /// Process-wide: the threads every check and hash runs on.
+    package static let executor = BlockingExecutor(threads: max(1, System.coreCount / 2))
+
+    package init(executor: BlockingExecutor = PasswordHashing.executor) { self.executor = executor }
 
     package func verify(_ password: String, against hash: String?) async -> Bool {
         let stored = hash.flatMap(StoredPasswordHash.init)
-        return await Self.gate.run {
-            (try? await executor.run { Self.check(password, against: stored) }) ?? false
-        }
+        return (try? await executor.run { Self.check(password, against: stored) }) ?? false
     }
 
     /// The check itself, on the calling thread. No account, or a legacy hash (MD5 is fast), costs the
@@ -52,40 +53,5 @@ package struct PasswordHashing: PasswordHasher {
     /// PHP's `$2y$` and old `$2a$` hashes are checked as `$2b$` (the same algorithm for valid UTF-8 passwords).
     package static func normalized(_ hash: String) -> String {
         hash.hasPrefix("$2y$") || hash.hasPrefix("$2a$") ? "$2b$" + hash.dropFirst(4) : hash
-    }
-}
-
-/// Lets at most `limit` operations run at once; the others wait in arrival order.
-package actor ConcurrencyGate {
-    private let limit: Int
-    private var running = 0
-    /// Waiters from `head` on, in arrival order (the consumed front is dropped in batches).
-    private var waiting: [CheckedContinuation<Void, Never>] = []
-    private var head = 0
-
-    package init(limit: Int) { self.limit = limit }
-
-    package func run<Value: Sendable>(_ operation: @Sendable () async -> Value) async -> Value {
-        if running < limit {
-            running += 1
-        } else {
-            await withCheckedContinuation { waiting.append($0) }   // the slot is handed over by `leave`
-        }
-        defer { leave() }
-        return await operation()
-    }
-
-    private func leave() {
-        guard head < waiting.count else {
-            running -= 1
-            return
-        }
-        let next = waiting[head]
-        head += 1
-        if head >= 64, head * 2 >= waiting.count {
-            waiting.removeFirst(head)
-            head = 0
-        }
-        next.resume()
     }
 }
