@@ -1,3 +1,4 @@
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -182,7 +183,8 @@ public struct EditionsDirectory: Sendable {
         /// Where the archive is unpacked.
         public var treePath: String { path + "/tree" }
         private let lock: FileLock
-        private let archive: OpenFile
+        /// The upload file, open for writing until `remove()`.
+        private let archive: Mutex<OpenFile?>
 
         init(directory: EditionsDirectory, name: String) throws {
             let (path, lock) = try directory.makeLockedStagingFolder(name, mode: 0o700)
@@ -193,14 +195,21 @@ public struct EditionsDirectory: Sendable {
                 throw SystemError("mkdir", path + "/tree")
             }
             self.lock = lock
-            archive = try FS.open(path + "/upload", O_WRONLY | O_CREAT | O_EXCL, mode: 0o600)
+            archive = Mutex(try FS.open(path + "/upload", O_WRONLY | O_CREAT | O_EXCL, mode: 0o600))
         }
 
         /// Appends bytes to the upload file. Blocking.
-        public func append(_ bytes: UnsafeRawBufferPointer) throws { try archive.write(bytes) }
+        public func append(_ bytes: UnsafeRawBufferPointer) throws {
+            try archive.withLock { file in
+                guard let file else { throw SystemError("write", archivePath, code: EBADF) }
+                try file.write(bytes)
+            }
+        }
 
-        /// Removes the folder and everything in it. Blocking.
+        /// Removes the folder and everything in it. Blocking. The upload file is closed first, so its space
+        /// is free when this returns (a file removed while still open keeps its blocks until it is closed).
         public func remove() {
+            archive.withLock { $0 = nil }
             try? FS.removeTree(path)
             lock.unlock()
         }
