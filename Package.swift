@@ -188,7 +188,7 @@ let package = Package(
             swiftSettings: swiftSettings),
         .testTarget(
             name: "KioskFilesTests",
-            dependencies: ["KioskFiles"],
+            dependencies: ["KioskFiles", "KioskTestSupport"],
             swiftSettings: swiftSettings),
         .testTarget(
             name: "KioskEditionsTests",
@@ -233,6 +233,7 @@ let package = Package(
                 "KioskWiring",
                 "KioskTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
             ],
             exclude: ["RecordedAnswers"],
             swiftSettings: swiftSettings),

@@ -2,7 +2,7 @@
 require "json"
 require "xmlrpc/client"
 
-client = XMLRPC::Client.new2(ARGV[0])
+client = XMLRPC::Client.new2(ARGV[0], nil, 120)   # its default 30 s read timeout is too short beside the other suites
 report = {}
 editions = client.call("epquiosc.getEdicions", "quiosc", "")
 report["editions"] = editions.map { |e| [e["id"], e["ordre"], e["data"]] }

@@ -6,8 +6,8 @@ import Testing
 
 @Suite struct ArchiveTests {
     /// Runs Python to write an archive at argv[1] (tarfile/zipfile in the script).
-    func make(_ script: String, _ arguments: String...) throws {
-        let result = try run(["python3", "-c", "import io, os, sys, tarfile, zipfile\n" + script] + arguments)
+    func make(_ script: String, _ arguments: String...) async throws {
+        let result = try await run(["python3", "-c", "import io, os, sys, tarfile, zipfile\n" + script] + arguments)
         guard result.status == 0 else { throw CheckFailure(result.error) }
     }
 
@@ -28,9 +28,9 @@ import Testing
 
     @Test func uploadsInEveryFormatPublish() async throws {
         let env = try await TestEnvironment()
-        let folder = try Fixtures.writeFolder(env.temp.sub("issue"), pages: Fixtures.pages(2))
+        let folder = try await Fixtures.writeFolder(env.temp.sub("issue"), pages: Fixtures.pages(2))
         let archives = env.temp.sub("archives")
-        try make("""
+        try await make("""
             with zipfile.ZipFile(sys.argv[1], "w", zipfile.ZIP_DEFLATED) as z:
                 for d, _, names in os.walk(sys.argv[2]):
                     for n in sorted(names):
@@ -52,10 +52,10 @@ import Testing
         }
     }
 
-    @Test func zipSlipLinksAndOddEntriesAreRefused() throws {
+    @Test func zipSlipLinksAndOddEntriesAreRefused() async throws {
         let temp = TemporaryFolder()
         let a = temp.path
-        try make("""
+        try await make("""
             a = sys.argv[1]
             def z(name, entries):
                 with zipfile.ZipFile(os.path.join(a, name), "w") as f:
@@ -110,9 +110,9 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: a + "/evil.txt"))
     }
 
-    @Test func bombsStopAtTheLimits() throws {
+    @Test func bombsStopAtTheLimits() async throws {
         let temp = TemporaryFolder()
-        try make("""
+        try await make("""
             a = sys.argv[1]
             with zipfile.ZipFile(os.path.join(a, "big.zip"), "w", zipfile.ZIP_DEFLATED) as f:
                 f.writestr("issue.json", "{}")

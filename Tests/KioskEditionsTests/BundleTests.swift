@@ -26,11 +26,11 @@ import Testing
         return (zip, folder, built, temp)
     }
 
-    func acceptedByUnzipAndPython(_ zip: String, folder: String) throws -> [String: Int] {
-        let test = try run(["unzip", "-t", zip])
+    func acceptedByUnzipAndPython(_ zip: String, folder: String) async throws -> [String: Int] {
+        let test = try await run(["unzip", "-t", zip])
         #expect(test.status == 0, "unzip -t: \(test.output) \(test.error)")
         #expect(test.output.contains("No errors detected"))
-        return try pythonCheck(zip: zip, against: folder)
+        return try await pythonCheck(zip: zip, against: folder)
     }
 
     @Test func deflatesOnlyWhereItPays() async throws {
@@ -48,14 +48,14 @@ import Testing
             ("pdf/005.pdf", Fixtures.pdf(text: 900_000)),
         ]
         let result = try await build(files, options: BundleOptions(sync: false))
-        let methods = try acceptedByUnzipAndPython(result.zip, folder: result.folder)
+        let methods = try await acceptedByUnzipAndPython(result.zip, folder: result.folder)
         #expect(methods == ["edicio.xml": 8, "pdf/001.pdf": 8, "pdf/002.pdf": 0, "pdf/003.pdf": 8,
                             "jpg/001.jpg": 0, "jpgA/001.jpg": 0, "empty.bin": 0,
                             "jpgA/002.jpg": 0, "pdf/004.pdf": 0, "pdf/005.pdf": 8])
         #expect(result.built.deflatedEntries == 4)
         #expect(result.built.storedEntries == 6)
         #expect(result.built.size == Int64(readFile(result.zip).count))
-        #expect(try run(["sha256sum", result.zip]).output.hasPrefix(result.built.sha256 + " "))
+        #expect(try await run(["sha256sum", result.zip]).output.hasPrefix(result.built.sha256 + " "))
         // No data descriptors for entries read whole: local headers carry the real sizes.
         #expect(readFile(result.zip).occurrences(of: [0x50, 0x4B, 0x07, 0x08]) == 0)
     }
@@ -70,7 +70,7 @@ import Testing
         ]
         let options = BundleOptions(probeBytes: 16 << 10, bufferLimit: 64 << 10, sync: false)
         let result = try await build(files, options: options)
-        let methods = try acceptedByUnzipAndPython(result.zip, folder: result.folder)
+        let methods = try await acceptedByUnzipAndPython(result.zip, folder: result.folder)
         #expect(methods["pdf/001.pdf"] == 8)
         #expect(methods["pdf/002.pdf"] == 0)
         #expect(methods["jpgA/001.jpg"] == 0)
@@ -101,18 +101,18 @@ import Testing
         ]
         let options = BundleOptions(probeBytes: 16 << 10, bufferLimit: limit, sync: false)
         let result = try await build(files, options: options)
-        let methods = try acceptedByUnzipAndPython(result.zip, folder: result.folder)
+        let methods = try await acceptedByUnzipAndPython(result.zip, folder: result.folder)
         #expect(methods == ["edicio.xml": 8, "pdf/001.pdf": 8, "pdf/002.pdf": 0, "pdf/003.pdf": 0, "pdf/004.pdf": 8,
                             "pdf/005.pdf": 0, "pdf/006.pdf": 8, "pdf/007.pdf": 0, "jpgA/001.jpg": 0, "jpg/001.jpg": 0])
         #expect(readFile(result.zip).occurrences(of: [0x50, 0x4B, 0x07, 0x08]) == 3, "data descriptors of the streamed")
         let extracted = TemporaryFolder()
         for (name, bytes) in files {
             let copy = extracted.path + "/" + name.replacingOccurrences(of: "/", with: "-")
-            let unzip = try run(["sh", "-c", "unzip -p \"$0\" \"$1\" > \"$2\"", result.zip, name, copy])
+            let unzip = try await run(["sh", "-c", "unzip -p \"$0\" \"$1\" > \"$2\"", result.zip, name, copy])
             #expect(unzip.status == 0, "\(unzip.error)")
             #expect(readFile(copy) == bytes, "unzip -p \(name)")
         }
-        let savings = try run(["python3", "-c", """
+        let savings = try await run(["python3", "-c", """
             import sys, zipfile
             for i in zipfile.ZipFile(sys.argv[1]).infolist():
                 if i.compress_type == 8 and i.compress_size > i.file_size * 0.95:
@@ -143,7 +143,7 @@ import Testing
         ]
         for saving in [-1.0, -Double.infinity, Double.nan] {
             let result = try await build(files, options: BundleOptions(minimumSaving: saving, bufferLimit: 64 << 10, sync: false))
-            let methods = try acceptedByUnzipAndPython(result.zip, folder: result.folder)
+            let methods = try await acceptedByUnzipAndPython(result.zip, folder: result.folder)
             let expected = saving.isNaN ? 0 : 8
             #expect(methods == ["edicio.xml": expected, "pdf/001.pdf": expected, "pdf/002.pdf": expected, "pdf/003.pdf": expected],
                     "minimumSaving \(saving)")
@@ -160,9 +160,9 @@ import Testing
             let bytes = readFile(result.zip)
             #expect(bytes.occurrences(of: [0x50, 0x4B, 0x06, 0x06]) == 1, "ZIP64 end record")
             #expect(bytes.occurrences(of: [0x50, 0x4B, 0x06, 0x07]) == 1, "ZIP64 locator")
-            let methods = try acceptedByUnzipAndPython(result.zip, folder: result.folder)
+            let methods = try await acceptedByUnzipAndPython(result.zip, folder: result.folder)
             #expect(methods.count == 4)
-            let zip64 = try run(["python3", "-c", """
+            let zip64 = try await run(["python3", "-c", """
                 import sys, zipfile
                 z = zipfile.ZipFile(sys.argv[1])
                 print(all(i.extra[:2] == b'\\x01\\x00' for i in z.infolist()))
@@ -186,8 +186,8 @@ import Testing
         let bytes = readFile(zip)
         #expect(bytes.occurrences(of: [0x50, 0x4B, 0x06, 0x06]) == 1, "ZIP64 end record")
         #expect(bytes.occurrences(of: [0x50, 0x4B, 0x06, 0x07]) == 1, "ZIP64 locator")
-        #expect(try run(["unzip", "-tq", zip]).output.contains("No errors detected"))
-        let python = try run(["python3", "-c", """
+        #expect(try await run(["unzip", "-tq", zip]).output.contains("No errors detected"))
+        let python = try await run(["python3", "-c", """
             import sys, zipfile
             z = zipfile.ZipFile(sys.argv[1])
             names = z.namelist()
@@ -207,8 +207,8 @@ import Testing
         let built = try await BundleBuilder.build(manifest: Array("<edicio/>".utf8), entries: [ZipEntry(name: "pdf/001.pdf", source: source, alwaysStore: false)],
                                             date: day, to: zip, options: BundleOptions(sync: false))
         #expect(built.deflatedEntries == 1 && built.storedEntries == 1)
-        #expect(try run(["unzip", "-tq", zip]).output.contains("No errors detected"))
-        let python = try run(["python3", "-c", """
+        #expect(try await run(["unzip", "-tq", zip]).output.contains("No errors detected"))
+        let python = try await run(["python3", "-c", """
             import sys, zipfile
             info = zipfile.ZipFile(sys.argv[1]).getinfo("pdf/001.pdf")
             print(info.file_size, info.compress_type, info.extra[:2] == b'\\x01\\x00')
@@ -246,7 +246,7 @@ import Testing
         let builds = await service.buildCount + other.buildCount
         #expect(builds == 1)
         #expect(try await env.store.issueContents(editionID: 1, date: day)?.bundle == published.bundle)
-        #expect(try run(["unzip", "-tq", path]).status == 0)
+        #expect(try await run(["unzip", "-tq", path]).status == 0)
         // Present and recorded: no build at all.
         let again = try await service.bundle(for: try #require(try await env.store.issueContents(editionID: 1, date: day)), offered: offered)
         #expect(again == published.bundle)
@@ -266,7 +266,7 @@ import Testing
             let again = try await build(files, options: BundleOptions(sync: false, workers: 8))
             #expect(again.built.sha256 == first.built.sha256)
         }
-        _ = try acceptedByUnzipAndPython(first.zip, folder: first.folder)
+        _ = try await acceptedByUnzipAndPython(first.zip, folder: first.folder)
     }
 
     @Test(arguments: [1, 2, 4])
@@ -323,7 +323,7 @@ extension Array where Element == UInt8 {
         let store = env.store
         let publisher = IssuePublisher(directory: narrow, registry: store, bundleOptions: BundleOptions(sync: false, workers: 4),
                                        publicationName: { try await store.publicationName(id: $0) })
-        let folder = try Fixtures.writeFolder(env.temp.sub("in"), pages: Fixtures.pages(6))
+        let folder = try await Fixtures.writeFolder(env.temp.sub("in"), pages: Fixtures.pages(6))
         let finished = LockedFlag()
         let watchdog = Task {
             try await Task.sleep(for: .seconds(60))

@@ -50,8 +50,8 @@ import Testing
     }
 
     /// What `pdftotext -f N -l N` reads on page N of `pdf`, without the closing form feed.
-    static func pdftotext(_ pdf: String, page: Int) throws -> String {
-        let result = try run(["pdftotext", "-enc", "UTF-8", "-f", String(page), "-l", String(page), pdf, "-"])
+    static func pdftotext(_ pdf: String, page: Int) async throws -> String {
+        let result = try await run(["pdftotext", "-enc", "UTF-8", "-f", String(page), "-l", String(page), pdf, "-"])
         return result.output.hasSuffix("\u{0C}") ? String(result.output.dropLast()) : result.output
     }
 
@@ -65,10 +65,10 @@ import Testing
             let small = try #require(Self.jpegSize(env.directory.absolute(page.files.jpg)))
             let large = try #require(Self.jpegSize(env.directory.absolute(page.files.jpgA)))
             #expect(small == (300, 400) && large == (1200, 1600), "page \(page.number): \(small) \(large)")
-            #expect(try run(["pdfinfo", env.directory.absolute(page.files.pdf)]).output.contains("Pages:           1"))
+            #expect(try await run(["pdfinfo", env.directory.absolute(page.files.pdf)]).output.contains("Pages:           1"))
         }
         let bundle = try #require(contents.bundle)
-        let test = try run(["unzip", "-t", env.directory.absolute(bundle.path)])
+        let test = try await run(["unzip", "-t", env.directory.absolute(bundle.path)])
         #expect(test.status == 0 && test.output.contains("No errors detected"), "\(test.output)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: env.directory.stagingRoot).isEmpty)
     }
@@ -78,7 +78,7 @@ import Testing
         let pages = try Self.samplePages()
         let folder = env.temp.sub("in")
         let merged = folder + "/El Punt Avui 2025-06-30.pdf"
-        let merge = try run(["qpdf", "--empty", "--pages"] + pages + ["--", merged])
+        let merge = try await run(["qpdf", "--empty", "--pages"] + pages + ["--", merged])
         #expect(merge.status == 0, "\(merge.error)")
         let phases = Mutex<[PublishProgress.Phase]>([])
         let rendered = Mutex<[Int]>([])
@@ -97,8 +97,8 @@ import Testing
         // The texts, as pdftotext reads each page of the source, and the page PDFs are the pages.
         let revision = env.directory.absolute(EditionsDirectory.revisionFolder(editionID: 1, date: day, revision: 1))
         for number in 1...pages.count {
-            let expected = try Self.pdftotext(merged, page: number)
-            let published = try Self.pdftotext(revision + "/" + PageFileKind.pdf.name(page: number), page: 1)
+            let expected = try await Self.pdftotext(merged, page: number)
+            let published = try await Self.pdftotext(revision + "/" + PageFileKind.pdf.name(page: number), page: 1)
             #expect(published == expected, "page \(number)")
             #expect(!expected.isEmpty)
         }
@@ -118,7 +118,7 @@ import Testing
         #expect(rendering.pages == 9)
         for number in 1...9 {
             let text = try String(contentsOfFile: issue + "/" + PDFIssueImporter.textName(page: number), encoding: .utf8)
-            #expect(text == (try Self.pdftotext(pdf, page: number)))
+            #expect(text == (try await Self.pdftotext(pdf, page: number)))
             #expect(text.contains("paraula\(number) Presència"))
         }
         let manifest = try PublishManifest.parse(readFile(issue + "/issue.json"))
@@ -142,8 +142,8 @@ import Testing
         try await expectPublished(env, source: folder, pages: 10, sections: [portada, politica, politica, politica, politica,
                                                                              esports, esports, esports, politica, esports])
         let revision = env.directory.absolute(EditionsDirectory.revisionFolder(editionID: 1, date: day, revision: 1))
-        #expect(try Self.pdftotext(revision + "/pdf/010.pdf", page: 1).contains("Page 10"))
-        #expect(try Self.pdftotext(revision + "/pdf/002.pdf", page: 1).contains("Page 2"))
+        #expect(try await Self.pdftotext(revision + "/pdf/010.pdf", page: 1).contains("Page 10"))
+        #expect(try await Self.pdftotext(revision + "/pdf/002.pdf", page: 1).contains("Page 2"))
     }
 
     @Test func sectionsFromTheOutline() async throws {
@@ -255,7 +255,7 @@ import Testing
 
     @Test func classicFoldersStillGoStraightToThePublisher() async throws {
         let env = try await TestEnvironment()
-        let source = try Fixtures.writeFolder(env.temp.sub("classic"), pages: Fixtures.pages(2))
+        let source = try await Fixtures.writeFolder(env.temp.sub("classic"), pages: Fixtures.pages(2))
         #expect(!PDFIssueImporter.isPDFOnlyFolder(source))
         let outcome = try await importer(env).publish(editionID: 1, date: day, from: source)
         #expect(outcome.rendering == nil)

@@ -17,7 +17,7 @@ import Testing
         let env = try await TestEnvironment()
         var pages = Fixtures.pages(3)
         pages[1].text = "La Presència del Ple\u{0}municipal"
-        let source = try Fixtures.writeFolder(env.temp.sub("in"), pages: pages)
+        let source = try await Fixtures.writeFolder(env.temp.sub("in"), pages: pages)
         _ = try await env.publisher.publish(editionID: 1, date: day, from: source)
         #expect(try await search(env.store, "presencia") == [2])
         #expect(try await search(env.store, "\"ple municipal\"") == [2], "a control character became a space")
@@ -33,7 +33,7 @@ import Testing
         pages[0].text = "ok"
         pages[1].text = "ok"
         pages[2].text = "ok"
-        let source = try Fixtures.writeFolder(env.temp.sub("in"), pages: pages)
+        let source = try await Fixtures.writeFolder(env.temp.sub("in"), pages: pages)
         try Data([0x61, 0xFF, 0xFE]).write(to: URL(fileURLWithPath: source + "/txt/002.txt"))
         try Data(repeating: 0x61, count: PageText.maxBytes + 1).write(to: URL(fileURLWithPath: source + "/txt/003.txt"))
         try FileManager.default.removeItem(atPath: source + "/txt/001.txt")

@@ -11,7 +11,7 @@ import Testing
 
     @Test func publishesAnIssueCompletely() async throws {
         let env = try await TestEnvironment()
-        let source = try Fixtures.writeFolder(env.temp.sub("in"), pages: Fixtures.pages(3))
+        let source = try await Fixtures.writeFolder(env.temp.sub("in"), pages: Fixtures.pages(3))
         let phases = Mutex<[PublishProgress.Phase]>([])
         let result = try await env.publisher.publish(editionID: 1, date: day, from: source, progress: { progress in
             phases.withLock { if $0.last != progress.phase { $0.append(progress.phase) } }
@@ -37,14 +37,14 @@ import Testing
         #expect(bundle.path == "1/2025-06-30/r1/1-2025-06-30.zip")
         let zip = env.directory.absolute(bundle.path)
         #expect(Int64(readFile(zip).count) == bundle.size)
-        let sum = try run(["sha256sum", zip])
+        let sum = try await run(["sha256sum", zip])
         #expect(sum.output.hasPrefix(bundle.sha256 + " "))
-        let test = try run(["unzip", "-t", zip])
+        let test = try await run(["unzip", "-t", zip])
         #expect(test.status == 0, "\(test.output)")
         #expect(test.output.contains("No errors detected"))
-        let methods = try pythonCheck(zip: zip, against: source)
+        let methods = try await pythonCheck(zip: zip, against: source)
         #expect(methods.count == 10)
-        let xml = String(decoding: try #require(try run(["unzip", "-p", zip, "edicio.xml"]).output.data(using: .utf8)), as: UTF8.self)
+        let xml = String(decoding: try #require(try await run(["unzip", "-p", zip, "edicio.xml"]).output.data(using: .utf8)), as: UTF8.self)
         #expect(xml.contains(#"<edicio id="1" titol="El Punt Avui" edicio="Nacional" data="2025-06-30" revisio="1" pagines="3">"#))
         #expect(xml.contains(#"<pagina numero="2" seccio_id="2" seccio="Política" pdf="pdf/002.pdf" jpg="jpg/002.jpg" jpgA="jpgA/002.jpg"/>"#))
         // Nothing left behind in staging.
@@ -61,13 +61,13 @@ import Testing
         let outside = env.temp.path + "/outside"
         try FileManager.default.createDirectory(atPath: outside, withIntermediateDirectories: true)
         try Data(Fixtures.pdf()).write(to: URL(fileURLWithPath: outside + "/secret.pdf"))
-        try Fixtures.writeFolder(env.temp.sub("outsidefolder"), pages: Fixtures.pages(2))
+        try await Fixtures.writeFolder(env.temp.sub("outsidefolder"), pages: Fixtures.pages(2))
 
         var counter = 0
         func refused(_ expected: String, editionID: Int = 1, limits: PublishLimits? = nil,
                      _ prepare: (String) throws -> Void) async throws {
             counter += 1
-            let folder = try Fixtures.writeFolder(env.temp.sub("case\(counter)"), pages: Fixtures.pages(2))
+            let folder = try await Fixtures.writeFolder(env.temp.sub("case\(counter)"), pages: Fixtures.pages(2))
             try prepare(folder)
             let publisher = limits.map {
                 IssuePublisher(directory: env.directory, registry: env.store, limits: $0, bundleOptions: BundleOptions(sync: false),
@@ -177,7 +177,7 @@ import Testing
 
     @Test func withdrawHidesAndRepublishShowsAgain() async throws {
         let env = try await TestEnvironment()
-        let folder = try Fixtures.writeFolder(env.temp.sub("in"), pages: Fixtures.pages(2))
+        let folder = try await Fixtures.writeFolder(env.temp.sub("in"), pages: Fixtures.pages(2))
         _ = try await env.publisher.publish(editionID: 1, date: day, from: folder)
         #expect(try await env.publisher.withdraw(editionID: 1, date: day))
         #expect(try await env.store.issueContents(editionID: 1, date: day) == nil)
@@ -209,7 +209,8 @@ import Testing
 
     @Test func concurrentPublishesOfOneIssueAreSerialised() async throws {
         let env = try await TestEnvironment()
-        let folders = try (1...4).map { try Fixtures.writeFolder(env.temp.sub("in\($0)"), pages: Fixtures.pages($0, seed: UInt64($0))) }
+        var folders: [String] = []
+        for n in 1...4 { folders.append(try await Fixtures.writeFolder(env.temp.sub("in\(n)"), pages: Fixtures.pages(n, seed: UInt64(n)))) }
         let results = try await withThrowingTaskGroup(of: PublishResult.self) { group in
             for folder in folders { group.addTask { try await env.publisher.publish(editionID: 1, date: day, from: folder) } }
             return try await group.reduce(into: []) { $0.append($1) }

@@ -12,8 +12,8 @@ import Testing
         defer { try? FileManager.default.removeItem(at: directory) }
         let config = try writeTestConfiguration(in: directory)
         let server = try await ServerProcess(["--config", config], environment: Self.environment)
-        let folder = try IssueFolders.writeIssue(directory.path + "/in", pages: 2, seed: 5)
-        let larger = try IssueFolders.writeIssue(directory.path + "/in3", pages: 3, seed: 6)
+        let folder = try await IssueFolders.writeIssue(directory.path + "/in", pages: 2, seed: 5)
+        let larger = try await IssueFolders.writeIssue(directory.path + "/in3", pages: 3, seed: 6)
         let script = """
             import json, os, subprocess, sys, urllib.request, xmlrpc.client
             p = xmlrpc.client.ServerProxy("http://kiosk:secret@127.0.0.1:\(server.port)/RPC2")
@@ -80,7 +80,7 @@ import Testing
         let directory = temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let config = try writeTestConfiguration(in: directory)
-        let folder = try IssueFolders.writeIssue(directory.path + "/in", pages: 2, seed: 7)
+        let folder = try await IssueFolders.writeIssue(directory.path + "/in", pages: 2, seed: 7)
         let publish = try await ChildProcess.run(ServerProcess.executable.path, ["publish", "--quiet", "--edition", "8", "--date", "2031-02-01",
                                                                       folder, "--config", config], environment: Self.environment)
         #expect(publish.status == 0, "\(publish.errors)")

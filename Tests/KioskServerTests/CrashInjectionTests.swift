@@ -35,8 +35,8 @@ import Testing
         let editions = directory.path + "/Editions", database = directory.path + "/kiosk.sqlite"
         let log = directory.path + "/answers.log"
         let root = TestKiosk.repositoryRoot
-        let issue = try IssueFolders.writeIssue(directory.path + "/issue", pages: 120)
-        let small = try IssueFolders.writeIssue(directory.path + "/small", pages: 3)
+        let issue = try await IssueFolders.writeIssue(directory.path + "/issue", pages: 120)
+        let small = try await IssueFolders.writeIssue(directory.path + "/small", pages: 3)
         let hash = try await PasswordHashing().hash("pw", cost: 4)
 
         // Edition 1 (subscribers only: demos are spent on it) and a first issue of edition 8, whole.

@@ -45,8 +45,8 @@ import Testing
     @Test func issuesPublishedByCLIAndHTTPDownloadIntact() async throws {
         let directory = temporaryDirectory()
         let config = try writeTestConfiguration(in: directory)
-        let first = try IssueFolders.writeIssue(directory.path + "/in-cli", pages: 5, seed: 3)
-        let second = try IssueFolders.writeIssue(directory.path + "/in-http", pages: 3, seed: 9)
+        let first = try await IssueFolders.writeIssue(directory.path + "/in-cli", pages: 5, seed: 3)
+        let second = try await IssueFolders.writeIssue(directory.path + "/in-http", pages: 3, seed: 9)
         let published = try await ServerProcess.run(
             ["publish", "--config", config, "--edition", "8", "--date", "2025-06-29", first], environment: Self.environment)
         #expect(published.status == 0, "\(published.errors)")
@@ -145,8 +145,8 @@ import Testing
     @Test func republishDuringAnHTTPDownloadLetsItFinish() async throws {
         let directory = temporaryDirectory()
         let config = try writeTestConfiguration(in: directory)
-        let old = try IssueFolders.writeIssue(directory.path + "/old", pages: 120, seed: 1)
-        let new = try IssueFolders.writeIssue(directory.path + "/new", pages: 120, seed: 2)
+        let old = try await IssueFolders.writeIssue(directory.path + "/old", pages: 120, seed: 1)
+        let new = try await IssueFolders.writeIssue(directory.path + "/new", pages: 120, seed: 2)
         let publish = ["publish", "--quiet", "--config", config, "--edition", "8", "--date", "2025-06-29"]
         #expect(try await ServerProcess.run(publish + [old], environment: Self.environment).status == 0)
         let server = try await ServerProcess(["--config", config], environment: Self.environment)
@@ -196,7 +196,7 @@ import Testing
 
         // The reader gets every byte of the old bundle; new readers get the new one.
         #expect(FileManager.default.createFile(atPath: proceed, contents: nil))
-        let result = String(decoding: reader.readOutput(), as: UTF8.self)
+        let result = String(decoding: try await onOwnThread { reader.readOutput() }, as: UTF8.self)
         while reader.isRunning { try await Task.sleep(for: .milliseconds(20)) }
         #expect(result.trimmingCharacters(in: .whitespacesAndNewlines) == "HTTP/1.1 200 OK \(size) \(before[1])")
         let after = try await runClient("python3", ["-c", bundleLink]).split(separator: " ").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
@@ -211,7 +211,7 @@ import Testing
     @Test func killDuringPublishLeavesNothingHalfVisible() async throws {
         let directory = temporaryDirectory()
         let config = try writeTestConfiguration(in: directory)
-        let folder = try IssueFolders.writeIssue(directory.path + "/in", pages: 120, seed: 5)
+        let folder = try await IssueFolders.writeIssue(directory.path + "/in", pages: 120, seed: 5)
         var interrupted = 0
         for (index, delay) in [5, 20, 40, 80, 120, 200, 400].enumerated() {
             let date = "2025-06-\(String(format: "%02d", index + 1))"

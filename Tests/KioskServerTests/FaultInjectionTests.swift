@@ -21,10 +21,9 @@ import Testing
         return run("/bin/umount", [probe.path])
     }()
 
+    /// Runs `mount` or `umount` (quick) and says whether it succeeded.
     static func run(_ tool: String, _ arguments: [String]) -> Bool {
-        guard let process = try? Process.run(URL(fileURLWithPath: tool), arguments: arguments) else { return false }
-        process.waitUntilExit()
-        return process.terminationStatus == 0
+        (try? ChildProcess(tool, arguments).waitUntilExit()) == 0
     }
 
     @Test(.enabled(if: canMountTmpfs, "needs root to mount a small tmpfs as the editions directory"))
@@ -38,8 +37,8 @@ import Testing
             try? FileManager.default.removeItem(at: directory)
         }
         let config = try writeTestConfiguration(in: directory)
-        let small = try IssueFolders.writeIssue(directory.path + "/small", pages: 3)
-        let large = try IssueFolders.writeIssue(directory.path + "/large", pages: 120)   // ~5.6 MB
+        let small = try await IssueFolders.writeIssue(directory.path + "/small", pages: 3)
+        let large = try await IssueFolders.writeIssue(directory.path + "/large", pages: 120)   // ~5.6 MB
         func publish(_ folder: String, date: String) async throws -> (Int32, String) {
             let (status, _, errors) = try await ServerProcess.run(
                 ["publish", "--quiet", "--config", config, "--edition", "8", "--date", date, folder], environment: Self.environment)

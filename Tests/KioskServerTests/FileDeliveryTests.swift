@@ -42,7 +42,7 @@ import Testing
                                        bundleOptions: BundleOptions(sync: false),
                                        publicationName: { try await store.publicationName(id: $0) },
                                        logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
-            source = try IssueFolders.writeIssue(folder.path + "/in", pages: 3)
+            source = try await IssueFolders.writeIssue(folder.path + "/in", pages: 3)
             _ = try await publisher.publish(editionID: 1, date: FileDeliveryTests.day, from: source)
         }
 
@@ -148,7 +148,7 @@ import Testing
 
     @Test func publishAndWithdrawOverHTTP() async throws {
         let fixture = try await Fixture()
-        let issue = try IssueFolders.writeIssue(fixture.folder.path + "/upload", pages: 4, seed: 9)
+        let issue = try await IssueFolders.writeIssue(fixture.folder.path + "/upload", pages: 4, seed: 9)
         let zip = fixture.folder.path + "/upload.zip"
         #expect(try await ChildProcess.run("/usr/bin/zip", ["-q", "-r", zip, "."], directory: issue).status == 0)
         let body = ByteBuffer(bytes: Array(FileManager.default.contents(atPath: zip)!))
@@ -235,32 +235,29 @@ import Testing
         let links = fixture.links(.nginx)
         let path = "1/2025-06-30/r1/1-2025-06-30.zip"
         let now = Int64(Date().timeIntervalSince1970)
-        func fetch(_ url: String) throws -> (Int, Int) {
-            let curl = try ChildProcess("/usr/bin/curl", ["-s", "-o", prefix + "/download", "-w", "%{http_code}", "--retry", "5",
-                                                          "--retry-connrefused", "--retry-delay", "1", "http://127.0.0.1:\(port)" + url],
-                                        output: .pipe)
-            let code = Int(String(decoding: curl.readOutput(), as: UTF8.self)) ?? 0
-            curl.waitUntilExit()
-            return (code, (try? FileManager.default.attributesOfItem(atPath: prefix + "/download")[.size] as? Int) ?? -1)
+        func fetch(_ url: String) async throws -> (Int, Int) {
+            let curl = try await ChildProcess.run("/usr/bin/curl", ["-s", "-o", prefix + "/download", "-w", "%{http_code}", "--retry", "5",
+                                                                    "--retry-connrefused", "--retry-delay", "1", "http://127.0.0.1:\(port)" + url])
+            return (Int(curl.output) ?? 0, (try? FileManager.default.attributesOfItem(atPath: prefix + "/download")[.size] as? Int) ?? -1)
         }
         let signed = links.path(to: path, now: now)
-        let (ok, size) = try fetch(signed)
+        let (ok, size) = try await fetch(signed)
         #expect(ok == 200)
         #expect(size == fixture.bytes(path).count)
         #expect(Array(FileManager.default.contents(atPath: prefix + "/download") ?? Data()) == fixture.bytes(path))
         let token = try #require(signed.range(of: "md5=")).upperBound
         let flipped = signed[..<token] + (signed[token] == "A" ? "B" : "A") + signed[signed.index(after: token)...]
-        #expect(try fetch(String(flipped)).0 == 403)
-        #expect(try fetch(signed.replacingOccurrences(of: ".zip", with: ".zap")).0 == 403)
-        #expect(try fetch(links.path(to: path, now: now - 7200)).0 == 410)
+        #expect(try await fetch(String(flipped)).0 == 403)
+        #expect(try await fetch(signed.replacingOccurrences(of: ".zip", with: ".zap")).0 == 403)
+        #expect(try await fetch(links.path(to: path, now: now - 7200)).0 == 410)
         // A link whose expiry is rounded up to a 300 s bucket: nginx serves it like any other.
         let bucketed = SignedLinks(format: .nginx, secret: Self.secret, prefix: "/files", baseURL: "",
                                    lifetimeSeconds: 3600, expiryBucketSeconds: 300)
         let rounded = bucketed.path(to: path, now: now)
         let expires = try #require(Int64(rounded.split(separator: "=").last ?? ""))
         #expect(expires % 300 == 0 && expires >= now + 3600 && expires < now + 3900)
-        #expect(try fetch(rounded) == (200, fixture.bytes(path).count))
-        #expect(try fetch(bucketed.path(to: path, now: now - 7200)).0 == 410)
+        #expect(try await fetch(rounded) == (200, fixture.bytes(path).count))
+        #expect(try await fetch(bucketed.path(to: path, now: now - 7200)).0 == 410)
     }
 }
 

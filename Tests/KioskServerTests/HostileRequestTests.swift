@@ -313,7 +313,7 @@ import Testing
     }
 
     @Test func tenThousandWrongCredentialsStayCheap() async throws {
-        let kiosk = try await TestKiosk()
+        let kiosk = try await TestKiosk(DevelopmentAccounts.atRepositoryCost)
         let result = try await Self.serve(kiosk) { server in
             try await Self.run(server, #"""
                 wrong = "Authorization: Basic " + base64.b64encode(b"kiosk:wrong").decode() + "\r\n"
@@ -355,7 +355,7 @@ import Testing
     }
 
     @Test func floodOfDistinctWrongPasswordsLeavesOthersServed() async throws {
-        let kiosk = try await TestKiosk()
+        let kiosk = try await TestKiosk(DevelopmentAccounts.atRepositoryCost)
         try await kiosk.addIssue(edition: 1, date: "2025-06-02", pages: 1)
         let link = kiosk.runtime.runtime.delivery.links.path(to: "1/2025-06-02/r1/jpgA/001.jpg", now: Int64(Date().timeIntervalSince1970))
         let result = try await Self.serve(kiosk) { server in

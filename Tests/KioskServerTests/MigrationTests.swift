@@ -131,7 +131,7 @@ import Testing
             ["user", "subscribe", "--config", config, "--username", "marta", "--edition", "1", "--until", "2025-12-31"])
         #expect(subscribe.status == 0, "\(subscribe.errors)")
         for edition in ["1", "2"] {
-            let folder = try IssueFolders.writeIssue(directory.path + "/in-\(edition)", pages: 2)
+            let folder = try await IssueFolders.writeIssue(directory.path + "/in-\(edition)", pages: 2)
             let published = try await ServerProcess.run(
                 ["publish", "--quiet", "--config", config, "--edition", edition, "--date", "2025-06-02", folder],
                 environment: Self.environment)

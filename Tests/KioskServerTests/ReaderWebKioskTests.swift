@@ -164,7 +164,7 @@ import Testing
         for (edition, date, word) in [(1, "2025-06-10", "Presència"), (8, "2025-06-12", "presencia"), (1, "2025-06-20", "altre")] {
             var pages = IssueFolders.smallPages(2)
             pages[1].text = "La \(word) del <consell> a Girona"
-            let folder = try IssueFolders.writeFolder(kiosk.directory.path + "/in-\(edition)-\(date)", pages: pages,
+            let folder = try await IssueFolders.writeFolder(kiosk.directory.path + "/in-\(edition)-\(date)", pages: pages,
                                                       sections: [(1, "Portada")])
             _ = try await kiosk.editions.publisher().publish(editionID: edition, date: IssueDate(date)!, from: folder)
         }

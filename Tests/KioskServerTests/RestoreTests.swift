@@ -46,7 +46,7 @@ import Testing
         let directory = temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let config = try writeTestConfiguration(in: directory)
-        let folder = try IssueFolders.writeIssue(directory.path + "/in", pages: 2, seed: 5)
+        let folder = try await IssueFolders.writeIssue(directory.path + "/in", pages: 2, seed: 5)
         let environment = OperatorCommandTests.secret
         let publish = try await ServerProcess.run(["publish", "--quiet", "--config", config, "--edition", "8", "--date", "2031-01-01", folder],
                                                   environment: environment)

@@ -16,7 +16,7 @@ import KioskTestSupport
         func publish(_ edition: Int, _ date: String, _ text: (Int) -> String) async throws {
             var pages = IssueFolders.smallPages(12)
             for index in pages.indices { pages[index].text = text(pages[index].number) }
-            let folder = try IssueFolders.writeFolder(kiosk.directory.path + "/in-\(edition)-\(date)", pages: pages,
+            let folder = try await IssueFolders.writeFolder(kiosk.directory.path + "/in-\(edition)-\(date)", pages: pages,
                                                       sections: [(1, "Portada")])
             _ = try await kiosk.editions.publisher().publish(editionID: edition, date: IssueDate(date)!, from: folder)
         }

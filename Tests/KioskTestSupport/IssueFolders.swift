@@ -94,9 +94,15 @@ public enum IssueFolders {
     }
 
     /// Writes a publish folder: files as `pdf/NNN.pdf` etc. and `issue.json` (or `manifest` verbatim).
+    /// On a thread of its own: Foundation's writes fsync, and on a busy disk that must not hold one of the
+    /// two threads every test's tasks share.
     @discardableResult
     public static func writeFolder(_ folder: String, pages: [PageSpec], manifest: String? = nil,
-                                   sections: [(Int, String)] = [(1, "Portada"), (2, "Política")]) throws -> String {
+                                   sections: [(Int, String)] = [(1, "Portada"), (2, "Política")]) async throws -> String {
+        try await onOwnThread { try writeFolderNow(folder, pages: pages, manifest: manifest, sections: sections) }
+    }
+
+    private static func writeFolderNow(_ folder: String, pages: [PageSpec], manifest: String?, sections: [(Int, String)]) throws -> String {
         let fm = FileManager.default
         for kind in ["pdf", "jpg", "jpgA"] { try fm.createDirectory(atPath: "\(folder)/\(kind)", withIntermediateDirectories: true) }
         var entries: [String] = []
@@ -126,8 +132,8 @@ extension IssueFolders {
     /// A publish folder of `pages` small pages in one section (1, "Portada"), as the server tests use:
     /// `smallPages`. About 47 KB a page.
     @discardableResult
-    public static func writeIssue(_ path: String, pages: Int, seed: UInt8 = 1) throws -> String {
-        try writeFolder(path, pages: smallPages(pages, seed: seed), sections: [(1, "Portada")])
+    public static func writeIssue(_ path: String, pages: Int, seed: UInt8 = 1) async throws -> String {
+        try await onOwnThread { try writeFolderNow(path, pages: smallPages(pages, seed: seed), manifest: nil, sections: [(1, "Portada")]) }
     }
 
     /// Pages 1…count in section 1: as `jpgA` a minimal baseline JPEG (1200×1600) whose scan data is a

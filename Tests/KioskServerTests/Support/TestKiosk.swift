@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import HummingbirdBcrypt
 import HummingbirdTesting
 import KioskModels
 import KioskStorage
@@ -32,19 +33,26 @@ struct TestKiosk {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("kiosk-test-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         var configuration = try KioskConfiguration.load(from: TestKiosk.repositoryRoot + "/Config/kiosk.yaml")
+        configuration.apiClients = configuration.apiClients.map(DevelopmentAccounts.cheap)
+        configuration.publishers = configuration.publishers.map(DevelopmentAccounts.cheap)
         configuration.server.database = directory.path + "/kiosk.sqlite"
         configuration.server.editions = directory.path + "/Editions"
         configuration.server.samples = nil
         adjust(&configuration)
         self.configuration = configuration
-        store = try SQLiteKioskStore(path: configuration.server.database)
+        // SQLite's migrations and the editions directory fsync: on a thread of their own, not one of the
+        // two every test's tasks share.
+        let (store, editions) = try await onOwnThread { [configuration] in
+            let store = try SQLiteKioskStore(path: configuration.server.database)
+            return (store, try EditionsServices(configuration: configuration, store: store, logger: Logger(label: "test")))
+        }
+        self.store = store
         try await store.syncCatalogue(configuration.catalogue, dryRun: false)
         let secrets = try Secrets.load(configuration: configuration, database: .sqlite(path: configuration.server.database),
                                        environment: ["KIOSK_SECRET": TestKiosk.secret],
                                        logger: nil)
         let clock = TestClock(1_748_779_200)
         self.clock = clock
-        let editions = try EditionsServices(configuration: configuration, store: store, logger: Logger(label: "test"))
         self.editions = editions
         var factory = RuntimeFactory(store: store, editions: editions, secrets: secrets, logger: Logger(label: "test"))
         factory.clock = clock
@@ -72,7 +80,7 @@ struct TestKiosk {
 
     /// Publishes an issue of `pages` generated (small, well-formed) pages through the real publisher.
     func addIssue(edition: Int, date: String, pages: Int = 3) async throws {
-        let folder = try IssueFolders.writeIssue(directory.path + "/in-\(edition)-\(date)", pages: pages)
+        let folder = try await IssueFolders.writeIssue(directory.path + "/in-\(edition)-\(date)", pages: pages)
         _ = try await editions.publisher().publish(editionID: edition, date: IssueDate(date)!, from: folder)
     }
 
@@ -121,6 +129,9 @@ struct ClientJSON: @unchecked Sendable {
 func writeTestConfiguration(in directory: URL, edit: (String) -> String = { $0 }) throws -> String {
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     var text = try String(contentsOfFile: TestKiosk.repositoryRoot + "/Config/kiosk.yaml", encoding: .utf8)
+    for (repository, cheap) in DevelopmentAccounts.cheapHashes {
+        text = text.replacingOccurrences(of: repository, with: cheap)
+    }
     text = text.replacingOccurrences(of: "database: data/kiosk.sqlite", with: "database: \(directory.path)/kiosk.sqlite")
     text = text.replacingOccurrences(of: "editions: Editions", with: "editions: \(directory.path)/Editions")
     text = text.replacingOccurrences(of: "samples: Samples", with: "# samples: none")
@@ -131,4 +142,40 @@ func writeTestConfiguration(in directory: URL, edit: (String) -> String = { $0 }
 
 func temporaryDirectory() -> URL {
     FileManager.default.temporaryDirectory.appendingPathComponent("kiosk-test-\(UUID().uuidString)")
+}
+
+/// The repository configuration's accounts, as the tests use them: the same development passwords, hashed
+/// at bcrypt's lowest cost. Every test kiosk's first authenticated call verifies one of these hashes, and
+/// verification passes through one process-wide gate (`PasswordHashing.gate`, one at a time on two cores):
+/// at the repository's cost, the suites starting together queued behind each other for tens of seconds.
+/// Tests about the cost itself (floods of wrong passwords) put it back with `atRepositoryCost`.
+enum DevelopmentAccounts {
+    /// The development password of each account in `Config/kiosk.yaml`, as its comments say.
+    static let passwords = ["kiosk": TestKiosk.apiPassword, "publisher": "publisher-secret"]
+
+    private static let repository: KioskConfiguration = {
+        do { return try KioskConfiguration.load(from: TestKiosk.repositoryRoot + "/Config/kiosk.yaml") }
+        catch { preconditionFailure("Config/kiosk.yaml: \(error)") }
+    }()
+
+    /// The repository's hash of each account's password, paired with a cost-4 hash of the same password.
+    static let cheapHashes: [(repository: String, cheap: String)] = (repository.apiClients + repository.publishers).map { account in
+        guard let password = passwords[account.username],
+              PasswordHashing.check(password, against: StoredPasswordHash(account.passwordHash)) else {
+            preconditionFailure("Config/kiosk.yaml's account \(account.username) no longer has the password DevelopmentAccounts.passwords gives it")
+        }
+        return (account.passwordHash, Bcrypt.hash(password, cost: 4))
+    }
+
+    /// `credential` with its password hashed at the lowest cost.
+    static func cheap(_ credential: KioskConfiguration.Credential) -> KioskConfiguration.Credential {
+        let hash = cheapHashes.first { $0.repository == credential.passwordHash }?.cheap ?? credential.passwordHash
+        return KioskConfiguration.Credential(username: credential.username, passwordHash: hash)
+    }
+
+    /// Puts the repository's own hashes (their real cost) back, for tests about what bcrypt costs.
+    static func atRepositoryCost(_ configuration: inout KioskConfiguration) {
+        configuration.apiClients = repository.apiClients
+        configuration.publishers = repository.publishers
+    }
 }
