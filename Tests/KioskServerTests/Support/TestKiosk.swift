@@ -145,10 +145,10 @@ func temporaryDirectory() -> URL {
 }
 
 /// The repository configuration's accounts, as the tests use them: the same development passwords, hashed
-/// at bcrypt's lowest cost. Every test kiosk's first authenticated call verifies one of these hashes, and
-/// verification passes through one process-wide gate (`PasswordHashing.gate`, one at a time on two cores):
-/// at the repository's cost, the suites starting together queued behind each other for tens of seconds.
-/// Tests about the cost itself (floods of wrong passwords) put it back with `atRepositoryCost`.
+/// at bcrypt's lowest cost. Every test kiosk's first authenticated call verifies one of these hashes, on
+/// the process's one password-hashing executor (one thread on two cores): at the repository's cost, the
+/// suites starting together queued behind each other for seconds. Tests about the cost itself (floods of
+/// wrong passwords) put it back with `atRepositoryCost`.
 enum DevelopmentAccounts {
     /// The development password of each account in `Config/kiosk.yaml`, as its comments say.
     static let passwords = ["kiosk": TestKiosk.apiPassword, "publisher": "publisher-secret"]
