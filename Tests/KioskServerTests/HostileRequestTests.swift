@@ -1,4 +1,5 @@
 import Foundation
+import KioskTestSupport
 import Testing
 @testable import KioskServer
 @testable import KioskConfig
@@ -352,6 +353,31 @@ import Testing
         #expect((result["after"] as? Double ?? 99) < 1)
         #expect(result["normal"] as? Bool == true)
         #expect(result["garbage"] as? [String] == Array(repeating: "HTTP/1.1 401 Unauthorized", count: 4))
+    }
+
+    /// Every thread of the disk executor busy (a burst of publishes' fsyncs, say): a password is still hashed
+    /// and checked, on the hashing executor, instead of waiting for a disk thread to come free.
+    @Test func aPasswordCheckNeverWaitsForTheDiskExecutor() async throws {
+        let disk = BlockingExecutor.shared
+        let started = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
+        let blockers = (0..<disk.threads).map { _ in
+            Task { try await disk.run { started.signal(); release.wait() } }
+        }
+        // Whatever happens below, the disk threads are given back within 60 s.
+        let watchdog = Task {
+            try? await Task.sleep(for: .seconds(60))
+            for _ in 0..<disk.threads { release.signal() }
+        }
+        try await onOwnThread { for _ in 0..<disk.threads { started.wait() } }
+        let start = ContinuousClock.now
+        let hash = try await PasswordHashing().hash("pw", cost: 4)
+        let accepted = await PasswordHashing().verify("pw", against: hash)
+        let waited = start.duration(to: .now)
+        watchdog.cancel()
+        for _ in 0..<disk.threads { release.signal() }
+        for blocker in blockers { try await blocker.value }
+        #expect(accepted)
+        #expect(waited < .seconds(60), "the check waited for the disk executor's threads")
     }
 
     @Test func floodOfDistinctWrongPasswordsLeavesOthersServed() async throws {
