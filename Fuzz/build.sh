@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets into Fuzz/bin/: fuzz-xmlrpc, fuzz-manifest, fuzz-links.
+# Builds the libFuzzer targets into Fuzz/bin/: fuzz-xmlrpc, fuzz-manifest, fuzz-links, fuzz-inputs.
 #
 # 1. SwiftPM builds the library targets (XMLRPC, KioskEditions and what it needs: KioskModels,
 #    swift-crypto, swift-log) instrumented for libFuzzer + ASan, in its own scratch folder
@@ -56,4 +56,5 @@ build() {  # name entry-file
 build fuzz-xmlrpc FuzzXMLRPC.swift
 build fuzz-manifest FuzzManifest.swift
 build fuzz-links FuzzLinks.swift
+build fuzz-inputs FuzzInputs.swift
 echo "built: $(ls "$ROOT/Fuzz/bin")"

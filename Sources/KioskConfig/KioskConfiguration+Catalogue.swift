@@ -20,7 +20,7 @@ extension KioskConfiguration {
         copy.apiClients = catalogue.accounts.filter { $0.kind == .apiClient }
             .map { Credential(username: $0.username, passwordHash: $0.passwordHash) }
         copy.publishers = catalogue.accounts.filter { $0.kind == .publisher }
-            .map { Credential(username: $0.username, passwordHash: $0.passwordHash) }
+            .map { Credential(username: $0.username, passwordHash: $0.passwordHash, scope: $0.scope) }
         copy.operators = catalogue.accounts.filter { $0.kind == .operator }
             .map { OperatorEntry(username: $0.username, passwordHash: $0.passwordHash, role: $0.role ?? .editor) }
         return copy

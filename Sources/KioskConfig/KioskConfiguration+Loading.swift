@@ -75,14 +75,17 @@ extension KioskConfiguration {
             var seen = Set<String>()
             for (index, credential) in list.enumerated() {
                 let key = "\(label)[\(index)]"
-                guard !credential.username.isEmpty, !credential.username.contains(":") else {
-                    throw fail("\(key).username", "must be non-empty and contain no ':'")
+                guard Identifier.isUsername(credential.username) else {
+                    throw fail("\(key).username", Identifier.usernameRule)
                 }
                 guard seen.insert(credential.username).inserted else {
                     throw fail("\(key).username", "\"\(credential.username)\" is listed twice")
                 }
                 guard case .bcrypt? = StoredPasswordHash(credential.passwordHash) else {
                     throw fail("\(key).password_hash", "must be a bcrypt hash ($2a$/$2b$/$2y$); make one with `KioskServer hash-password`")
+                }
+                if label != "publishers", credential.scope != nil {
+                    throw fail(key, "publications and editions (a scope) are for publishers only")
                 }
             }
         }
@@ -100,11 +103,18 @@ extension KioskConfiguration {
                 guard Self.isName(edition.name) else { throw fail("publications[\(p)].editions[\(e)].name", Self.nameRule) }
             }
         }
+        for (index, publisher) in publishers.enumerated() {
+            for id in publisher.publications ?? [] where !publicationIDs.contains(id) {
+                throw fail("publishers[\(index)].publications", "publication \(id) is not defined under publications")
+            }
+            for id in publisher.editions ?? [] where !editionIDs.contains(id) {
+                throw fail("publishers[\(index)].editions", "edition \(id) is not defined under publications")
+            }
+        }
         var appKeys = Set<String>()
         for (a, app) in apps.enumerated() {
-            guard !app.key.isEmpty, appKeys.insert(app.key).inserted else {
-                throw fail("apps[\(a)].key", "must be non-empty and used once")
-            }
+            guard Identifier.isAppKey(app.key) else { throw fail("apps[\(a)].key", Identifier.appKeyRule) }
+            guard appKeys.insert(app.key).inserted else { throw fail("apps[\(a)].key", "\"\(app.key)\" is used twice") }
             guard Self.isName(app.name) else { throw fail("apps[\(a)].name", Self.nameRule) }
             guard app.demoQuota >= 0 else { throw fail("apps[\(a)].demo_quota", "must be 0 or more") }
             if let kiosk = app.webKiosk { try kiosk.validate(key: "apps[\(a)].web_kiosk", fail) }

@@ -156,16 +156,30 @@ package struct KioskConfiguration: Codable, Sendable, Equatable {
         package var effectiveLoopbackOnly: Bool { loopbackOnly ?? credentials.isEmpty }
     }
 
-    /// An HTTP Basic account: API client or publisher. Only a bcrypt hash of the password is kept.
+    /// An HTTP Basic account: API client or publisher. Only a bcrypt hash of the password is kept. A
+    /// publisher may list the `publications` and `editions` it publishes to (its scope); without either
+    /// it may publish to every edition.
     package struct Credential: Codable, Sendable, Equatable {
         package enum CodingKeys: String, CodingKey {
-            case username
+            case username, publications, editions
             case passwordHash = "password_hash"
         }
 
         package var username: String
         package var passwordHash: String
-        package init(username: String, passwordHash: String) { self.username = username; self.passwordHash = passwordHash }
+        package var publications: [Int]?
+        package var editions: [Int]?
+        package init(username: String, passwordHash: String, scope: PublisherScope? = nil) {
+            self.username = username; self.passwordHash = passwordHash
+            publications = scope.map { $0.publications.sorted() }
+            editions = scope.map { $0.editions.sorted() }
+        }
+
+        /// The scope the entry lists; nil when it lists neither key.
+        package var scope: PublisherScope? {
+            guard publications != nil || editions != nil else { return nil }
+            return PublisherScope(publications: Set(publications ?? []), editions: Set(editions ?? []))
+        }
     }
 
     /// An operator of the console: `operator` may do everything, `editor` may only publish and withdraw.
@@ -317,7 +331,7 @@ extension KioskConfiguration {
                 app.lines.map { TariffLine(appKey: app.key, editionID: $0.edition, order: $0.order, access: $0.access) }
             },
             accounts: apiClients.map { Account(kind: .apiClient, username: $0.username, passwordHash: $0.passwordHash) }
-                + publishers.map { Account(kind: .publisher, username: $0.username, passwordHash: $0.passwordHash) }
+                + publishers.map { Account(kind: .publisher, username: $0.username, passwordHash: $0.passwordHash, scope: $0.scope) }
                 + operators.map { Account(kind: .operator, username: $0.username, passwordHash: $0.passwordHash, role: $0.role) },
             webKiosks: apps.compactMap { app in app.webKiosk?.stored(appKey: app.key) })
     }

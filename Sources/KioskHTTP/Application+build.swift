@@ -32,7 +32,7 @@ package func buildRouter(runtime: RuntimeBox, metrics: KioskMetrics? = nil,
     // The prefix is fixed at start; the delivery and endpoint follow reloads through the request's runtime.
     FileDeliveryController(prefix: runtime.runtime.configuration.links.prefix) { $0.runtime.delivery }
         .addRoutes(to: router.group())
-    PublishController { $0.runtime.publishing }
+    PublishController(endpoint: { $0.runtime.publishing }, scopes: { $0.runtime })
         .addRoutes(to: router.group().add(middleware: BasicAuthenticationMiddleware.publishers))
     apiClientRoutes?(router.group().add(middleware: BasicAuthenticationMiddleware.apiClients))
     return router

@@ -74,11 +74,13 @@ public struct KioskHTTPError: HTTPResponseError {
     /// A refused upload or publication: over a limit (413), an unusable archive (400), or an issue the
     /// checks refuse (422); the message lists every problem.
     /// The status of a web page the kiosk's rules refuse: 403 for an issue the reader is not entitled to,
-    /// 404 for anything that is not there (an unknown app, an edition not offered, no such issue).
+    /// 404 for anything that is not there (an unknown app, an edition not offered, no such issue), 400
+    /// for a parameter that is not one (a month that is not `YYYY-MM`).
     package static func webStatus(for error: KioskError) -> HTTPResponse.Status {
         switch error {
         case .notEntitled, .invalidIdentity, .wrongCredentials, .tooManySignInAttempts: .forbidden
-        case .unknownApp, .editionNotOffered, .noPublishedIssue, .invalidArgument: .notFound
+        case .unknownApp, .editionNotOffered, .noPublishedIssue: .notFound
+        case .invalidArgument: .badRequest
         }
     }
 

@@ -1,3 +1,4 @@
+import HTTPTypes
 import Hummingbird
 import KioskRPC
 import Logging
@@ -44,6 +45,24 @@ package struct RuntimeMiddleware: RouterMiddleware {
                 next: (Request, Context) async throws -> Response) async throws -> Response {
         var context = context
         context.runtime = current.runtime
-        return try await next(request, context)
+        return try await PasswordHashing.$client.withValue(Self.client(of: request, peer: context.remoteAddress)) {
+            try await next(request, context)
+        }
     }
+
+    /// Who the request is from, for limits per client: the peer's address, or for a loopback peer (a
+    /// reverse proxy on this machine) the last address it put in `X-Forwarded-For`.
+    static func client(of request: Request, peer: SocketAddress?) -> String {
+        let address = peer?.ipAddress ?? ""
+        guard address == "127.0.0.1" || address == "::1",
+              let forwarded = request.headers[values: .xForwardedFor].last?.split(separator: ",").last
+        else { return address }
+        return String(forwarded.filter { $0 != " " && $0 != "\t" }.prefix(64))
+    }
+}
+
+extension HTTPField.Name {
+    /// The fields a reverse proxy adds for the client it forwards for (names that are valid tokens).
+    package static let forwarded = HTTPField.Name("Forwarded")!
+    package static let xForwardedFor = HTTPField.Name("X-Forwarded-For")!
 }

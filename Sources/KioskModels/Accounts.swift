@@ -15,14 +15,75 @@ public struct Account: Sendable, Hashable {
     public var passwordHash: String
     /// An operator's role; nil for the other kinds.
     public var role: OperatorRole?
+    /// A publisher's scope: what it may publish to; nil for the other kinds, and for a publisher that may
+    /// publish to every edition (accounts made before scopes, until an operator gives them one).
+    public var scope: PublisherScope?
 
-    public init(kind: AccountKind, username: String, passwordHash: String, role: OperatorRole? = nil) {
+    public init(kind: AccountKind, username: String, passwordHash: String, role: OperatorRole? = nil, scope: PublisherScope? = nil) {
         self.kind = kind; self.username = username; self.passwordHash = passwordHash
         self.role = kind == .operator ? role ?? .editor : nil
+        self.scope = kind == .publisher ? scope : nil
     }
 
     /// `kind:username`: how the audit log and the sync's report name the account.
     public var label: String { "\(kind.rawValue):\(username)" }
+}
+
+/// The publications and editions a publisher account may publish, withdraw and restore issues of: an
+/// edition is in scope when it is listed, or its publication is.
+public struct PublisherScope: Sendable, Hashable, CustomStringConvertible {
+    public var publications: Set<Int>
+    public var editions: Set<Int>
+
+    public init(publications: Set<Int> = [], editions: Set<Int> = []) {
+        self.publications = publications; self.editions = editions
+    }
+
+    public func allows(editionID: Int, publicationID: Int?) -> Bool {
+        editions.contains(editionID) || publicationID.map(publications.contains) == true
+    }
+
+    /// How the stores keep it and logs show it: `publications 1,2; editions 7` (either part may be empty).
+    public var description: String {
+        "publications \(publications.sorted().map(String.init).joined(separator: ",")); "
+            + "editions \(editions.sorted().map(String.init).joined(separator: ","))"
+    }
+
+    /// Reads `description`'s form back; nil for anything else.
+    public init?(stored text: String) {
+        let parts = text.split(separator: ";", omittingEmptySubsequences: false).map { $0.split(separator: " ", maxSplits: 1) }
+        guard parts.count == 2, parts[0].first == "publications", parts[1].first == "editions",
+              let publications = Self.ids(parts[0].dropFirst().first), let editions = Self.ids(parts[1].dropFirst().first)
+        else { return nil }
+        self.init(publications: publications, editions: editions)
+    }
+
+    /// A comma-separated list of positive ids (spaces allowed), as the console's form and the stores write them.
+    public static func ids(_ text: Substring?) -> Set<Int>? {
+        guard let text else { return [] }
+        var ids = Set<Int>()
+        for item in text.split(separator: ",") {
+            let trimmed = item.filter { $0 != " " }
+            guard !trimmed.isEmpty else { continue }
+            guard trimmed.utf8.count <= 10, let id = Int(trimmed, radix: 10), id > 0 else { return nil }
+            ids.insert(id)
+        }
+        return ids
+    }
+}
+
+/// Bounds on passwords, checked before any hashing.
+public enum PasswordLimits {
+    /// Longest password, in bytes of UTF-8: longer ones are refused as wrong (legacy schemes hash the
+    /// whole password thousands of times, so its length must not set the cost).
+    public static let maxBytes = 1024
+
+    /// `KioskError.invalidArgument` naming `password` when it is too long to be set.
+    public static func checkSettable(_ password: String) throws {
+        guard password.utf8.count <= maxBytes else {
+            throw KioskError.invalidArgument(parameter: "password", problem: "longer than \(maxBytes) bytes")
+        }
+    }
 }
 
 extension Catalogue {
@@ -44,11 +105,15 @@ public enum AccountChanges {
         }
         for account in wanted {
             guard let stored = old[account.label] else {
-                changes.append("add account \(account.label)" + (account.role.map { " (\($0.rawValue))" } ?? ""))
+                changes.append("add account \(account.label)" + (account.role.map { " (\($0.rawValue))" } ?? "")
+                                   + (account.scope.map { " (\($0))" } ?? ""))
                 continue
             }
             if stored.passwordHash != account.passwordHash { changes.append("set password of account \(account.label)") }
             if stored.role != account.role, let role = account.role { changes.append("set role of account \(account.label) to \(role.rawValue)") }
+            if stored.scope != account.scope {
+                changes.append("set scope of account \(account.label) to " + (account.scope.map(\.description) ?? "every edition"))
+            }
         }
         return changes
     }

@@ -10,6 +10,16 @@ public struct IdentitySighting: Sendable, Hashable {
     }
 }
 
+/// What became of a sighting.
+public enum SightingOutcome: Sendable, Hashable {
+    /// Queued for writing.
+    case queued
+    /// Already written (or queued) today by this process, or the queue is full.
+    case known
+    /// The app already has `ActivityLog.perAppDayLimit` keys today: counted, not kept.
+    case overLimit
+}
+
 /// The identity keys each app saw per UTC day (`active_identities`), written at most once per key, app
 /// and day by this process, in the background: later sightings the same day are answered from memory,
 /// and no call waits for the write, so the listings (`getEdicions`, `getDarrersEdicio`) cost no write
@@ -18,8 +28,13 @@ public struct IdentitySighting: Sendable, Hashable {
 /// The memory is one entry per key seen today, dropped when the day changes or after `capacity`
 /// entries (then a key may be written again, which the primary key makes harmless). A failed write is
 /// forgotten, so the key's next call tries again; a crash loses at most the sightings not yet written.
+///
+/// The listings take any `idenkey`, so one client could add rows without end: each app records at most
+/// `perAppDayLimit` distinct keys a day in this process; the rest are answered `overLimit` (and counted
+/// by the caller, `kiosk_activity_unrecorded_total`).
 public final class ActivityLog: @unchecked Sendable {
     static let capacity = 500_000
+    public static let perAppDayLimit = 50_000
     static let maxPending = 100_000
     static let batchSize = 512
 
@@ -28,25 +43,36 @@ public final class ActivityLog: @unchecked Sendable {
     private let lock = NSLock()
     private var day: Int64 = 0
     private var seen = Set<IdentitySighting>()
+    /// Keys queued today per app (bounded by the apps that exist: a sighting comes from a known app).
+    private var queuedToday: [String: Int] = [:]
     private var pending: [IdentitySighting] = []
     private var writing = false
 
     public init(write: @escaping @Sendable ([IdentitySighting]) async throws -> Void) { self.write = write }
 
-    /// Queues `entry` for writing unless this process already did today; returns at once.
-    public func record(_ entry: IdentitySighting) {
-        let startWriter: Bool = lock.withLock {
-            if entry.day > day || seen.count >= Self.capacity {
-                day = max(day, entry.day)
+    /// Queues `entry` for writing unless this process already did today or its app is over the day's
+    /// limit; returns at once.
+    @discardableResult
+    public func record(_ entry: IdentitySighting) -> SightingOutcome {
+        let (outcome, startWriter): (SightingOutcome, Bool) = lock.withLock {
+            if entry.day > day {
+                day = entry.day
+                seen.removeAll()
+                queuedToday.removeAll()
+            } else if seen.count >= Self.capacity {
                 seen.removeAll()
             }
-            guard pending.count < Self.maxPending, seen.insert(entry).inserted else { return false }
+            guard pending.count < Self.maxPending, !seen.contains(entry) else { return (.known, false) }
+            guard queuedToday[entry.appKey, default: 0] < Self.perAppDayLimit else { return (.overLimit, false) }
+            seen.insert(entry)
+            queuedToday[entry.appKey, default: 0] += 1
             pending.append(entry)
             let idle = !writing
             writing = true
-            return idle
+            return (.queued, idle)
         }
         if startWriter { Task { await self.writePending() } }
+        return outcome
     }
 
     private func writePending() async {

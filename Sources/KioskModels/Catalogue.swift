@@ -25,6 +25,30 @@ public struct Section: Sendable, Hashable, Codable {
 }
 
 /// One reader app build (`APP_KEY`): a multi-title kiosk or a one-title app.
+/// The alphabets of names that travel in URLs, logs and headers.
+public enum Identifier {
+    /// An app key: 1-64 of ASCII letters, digits, `.`, `_` and `-` (it is a URL path segment).
+    public static func isAppKey(_ text: String) -> Bool {
+        (1...64).contains(text.utf8.count) && text.utf8.allSatisfy { byte in
+            (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
+                || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_")
+                || byte == UInt8(ascii: "-")
+        }
+    }
+    public static let appKeyRule = "must be 1-64 characters of A-Z, a-z, 0-9, '.', '_' and '-'"
+
+    /// An account's username: 1-128 characters, none of them a control character, a space, ':' or markup
+    /// (`<`, `>`, `&`, `"`, `'`).
+    public static func isUsername(_ text: String) -> Bool {
+        (1...128).contains(text.unicodeScalars.count) && text.unicodeScalars.allSatisfy { scalar in
+            !"<>&\"': ".unicodeScalars.contains(scalar) && !scalar.properties.isWhitespace
+                && ![.control, .format, .lineSeparator, .paragraphSeparator, .unassigned, .privateUse, .surrogate]
+                    .contains(scalar.properties.generalCategory)
+        }
+    }
+    public static let usernameRule = "must be 1-128 characters with no space, control character, ':', '<', '>', '&' or quote"
+}
+
 public struct App: Sendable, Hashable, Codable {
     public var key: String
     public var name: String

@@ -19,8 +19,8 @@ public protocol ConsoleStore: Sendable {
     func recordAudit(_ entry: AuditEntry) async throws
     /// The newest audit log entries first; at most `limit`.
     func auditEntries(limit: Int) async throws -> [AuditEntry]
-    /// Failed sign-ins on record and bundles built in the UTC days `from` through `through`.
-    func activity(from: IssueDate, through: IssueDate) async throws -> ConsoleActivity
+    /// Failed sign-ins on record and bundles built in the UTC days of `period`.
+    func activity(in period: DayPeriod) async throws -> ConsoleActivity
 }
 
 /// What the dashboard shows for a period beside the statistics. Failed sign-ins an operator cleared
@@ -32,11 +32,6 @@ public struct ConsoleActivity: Sendable, Hashable {
     public var bundleBytes: Int64
     public init(signInFailures: Int, bundleBuilds: Int, bundleBytes: Int64) {
         self.signInFailures = signInFailures; self.bundleBuilds = bundleBuilds; self.bundleBytes = bundleBytes
-    }
-
-    /// The Unix seconds a period of UTC days covers: from its first second to the second after its last.
-    public static func seconds(from: IssueDate, through: IssueDate) -> Range<Int64> {
-        Int64(from.daysSinceEpoch) * 86_400 ..< Int64(through.daysSinceEpoch + 1) * 86_400
     }
 }
 

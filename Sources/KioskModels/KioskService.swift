@@ -41,10 +41,21 @@ public struct KioskService: Sendable {
         public var hit: PageSearchHit
     }
 
+    /// Who searches, which decides which hits carry an excerpt.
+    public enum Searcher: Sendable, Hashable {
+        /// An app, with the identity key it sent (recorded as seen as for `editions`; trusted, as for
+        /// `getEdicio`, only when this server issued it for this app).
+        case app(identityKey: String)
+        /// A reader of the web kiosk: the signed-in user, nil when anonymous.
+        case webReader(userID: Int?)
+    }
+
     /// `cercar`: published pages of the editions the app offers (or of `editionID`, which it must offer)
-    /// whose text matches `text`, newest first. `identityKey` as for `editions`. A text the query
-    /// language cannot use is `KioskError.invalidArgument` naming `text`.
-    public func search(appKey: String, identityKey: String, text: String, editionID: Int?,
+    /// whose text matches `text`, newest first. Only hits on issues the searcher may open (a free line,
+    /// or a subscription covering the issue's date) carry an excerpt; the others keep edition, date and
+    /// page with an empty one, so searching never reveals paid text. A text the query language cannot
+    /// use is `KioskError.invalidArgument` naming `text`.
+    public func search(appKey: String, by searcher: Searcher, text: String, editionID: Int?,
                        from: IssueDate?, through: IssueDate?, limit: Int) async throws -> [SearchResult] {
         let query: SearchQuery
         do {
@@ -59,13 +70,43 @@ public struct KioskService: Sendable {
             offered = try await store.editionListings(appKey: appKey).map(\.offered)
             if offered.isEmpty { try await requireApp(appKey) }
         }
-        noteSeen(appKey: appKey, identityKey: identityKey)
+        if case .app(let identityKey) = searcher { noteSeen(appKey: appKey, identityKey: identityKey) }
         if offered.isEmpty { return [] }
         if let from, let through, from > through { return [] }
         let byID = Dictionary(offered.map { ($0.edition.id, $0) }, uniquingKeysWith: { first, _ in first })
         let hits = try await store.searchPages(PageSearch(query: query, editionIDs: offered.map(\.edition.id),
                                                           from: from, through: through, limit: limit))
-        return hits.compactMap { hit in byID[hit.editionID].map { SearchResult(offered: $0, hit: hit) } }
+        var subscriptions: [Subscription]?
+        var results: [SearchResult] = []
+        for hit in hits {
+            guard let offered = byID[hit.editionID] else { continue }
+            var result = SearchResult(offered: offered, hit: hit)
+            if offered.line.access != .free {
+                if subscriptions == nil { subscriptions = try await self.subscriptions(of: searcher, appKey: appKey) }
+                if Entitlement.withoutDemo(line: offered.line, subscriptions: subscriptions ?? [], issueDate: hit.date) == nil {
+                    result.hit.fragment = ""
+                }
+            }
+            results.append(result)
+        }
+        return results
+    }
+
+    /// The subscriptions of the user behind a searcher: none for an anonymous reader, or for a key this
+    /// server did not issue for `appKey`.
+    private func subscriptions(of searcher: Searcher, appKey: String) async throws -> [Subscription] {
+        let userID: Int
+        switch searcher {
+        case .webReader(let id?): userID = id
+        case .webReader(nil): return []
+        case .app(let identityKey):
+            guard !identityKey.isEmpty, let identity = try await store.identity(key: identityKey), identity.appKey == appKey,
+                  identity.imported || identityKeys.isValid(identityKey, appKey: appKey, deviceKey: identity.deviceKey,
+                                                            userID: identity.userID)
+            else { return [] }
+            userID = identity.userID
+        }
+        return userID == 0 ? [] : try await store.subscriptions(userID: userID)
     }
 
     /// Active devices are counted by the key they present, per app and day (answers kept between calls
@@ -215,7 +256,7 @@ public struct KioskService: Sendable {
             maxFailures: signInPolicy.maxFailures, at: time)
         else { throw KioskError.tooManySignInAttempts(retryAfterSeconds: signInPolicy.windowSeconds) }
         let user = username.isEmpty ? nil : try await store.user(username: username)
-        let matches = await passwords.verify(password, against: user?.passwordHash)
+        let matches = try await passwords.verify(password, against: user?.passwordHash, username: username)
         guard var user, matches, !password.isEmpty else { throw KioskError.wrongCredentials }
         try await store.forgetSignInAttempt(attempt)
         if StoredPasswordHash(user.passwordHash)?.isLegacy == true {
@@ -228,7 +269,8 @@ public struct KioskService: Sendable {
 
     private func registration(identity: DeviceIdentity, user: User?) async throws -> Registration {
         let listings = try await store.editionListings(appKey: identity.appKey)
-        let subscriptions = user == nil ? [] : try await store.subscriptions(userID: user!.id)
+        var subscriptions: [Subscription] = []
+        if let user { subscriptions = try await store.subscriptions(userID: user.id) }
         var entitlements: [(edition: OfferedEdition, until: IssueDate?)] = []
         for listing in listings {
             let offered = listing.offered

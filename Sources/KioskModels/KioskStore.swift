@@ -31,6 +31,17 @@ public protocol KioskStore: Sendable {
     @discardableResult
     func syncCatalogue(_ catalogue: Catalogue, dryRun: Bool) async throws -> [String]
 
+    // MARK: Web sessions ended before they expire
+
+    /// Ends one signed-in session (a sign-out) on every instance: `sessionHasEnded` says so until `keptUntil`
+    /// (its expiry), after which the row may go. Rows past their `keptUntil` are removed on the way.
+    func endSession(subject: String, session: String, keptUntil: Int64, at time: Int64) async throws
+    /// Ends every session of `subject` (`WebSessionSubject`) that began at or before `time`, until `keptUntil`
+    /// (the latest expiry of one of them).
+    func endAllSessions(subject: String, keptUntil: Int64, at time: Int64) async throws
+    /// Whether the session `session` of `subject`, begun at `began`, was ended by either call above.
+    func sessionHasEnded(subject: String, session: String, began: Int64) async throws -> Bool
+
     // MARK: Readers
     func user(username: String) async throws -> User?
     func user(id: Int) async throws -> User?
@@ -43,8 +54,10 @@ public protocol KioskStore: Sendable {
     func saveIdentity(_ identity: DeviceIdentity, at time: Int64, retiringImported: Bool) async throws
     /// Notes that an app saw `identityKey` (whatever the device sent) on the day of `time`. Returns at once:
     /// the store writes each key, app and day at most once, in the background and batched; it never fails
-    /// or delays the caller (a failed write is retried at the key's next call).
-    func recordActivity(appKey: String, identityKey: String, at time: Int64)
+    /// or delays the caller (a failed write is retried at the key's next call). At most
+    /// `ActivityLog.perAppDayLimit` keys per app and day are recorded; the answer says which way it went.
+    @discardableResult
+    func recordActivity(appKey: String, identityKey: String, at time: Int64) -> SightingOutcome
     func recordDownload(_ download: DownloadRecord) async throws
 
     // MARK: Demos
@@ -78,8 +91,10 @@ public protocol KioskStore: Sendable {
 public protocol PasswordHasher: Sendable {
     /// Whether `password` matches `hash`, in any `StoredPasswordHash` scheme. No hash (an unknown user),
     /// an unreadable one and a legacy one cost about what a bcrypt check does, so the time taken does not
-    /// tell whether an account exists or is legacy.
-    func verify(_ password: String, against hash: String?) async -> Bool
-    /// A new bcrypt hash of `password`.
+    /// tell whether an account exists or is legacy. A password longer than `PasswordLimits.maxBytes`
+    /// matches nothing and costs the same. Throws `KioskError.tooManySignInAttempts` without checking when
+    /// `username`, or the client the check is for, already has its most checks waiting.
+    func verify(_ password: String, against hash: String?, username: String) async throws -> Bool
+    /// A new bcrypt hash of `password`; `KioskError.invalidArgument` when it is longer than `PasswordLimits.maxBytes`.
     func hash(_ password: String) async throws -> String
 }

@@ -190,8 +190,8 @@ public enum PageText {
     /// Largest text of one issue, all pages together.
     public static let maxIssueBytes = 64 << 20
     /// What the engines put around a match in an excerpt; `cleaned` text never holds them.
-    public static let matchStart: Character = "\u{2}"
-    public static let matchEnd: Character = "\u{3}"
+    public static let matchStart: Unicode.Scalar = "\u{2}"
+    public static let matchEnd: Unicode.Scalar = "\u{3}"
 
     /// The text with control characters (other than tab and line breaks) turned into spaces, so that
     /// excerpts can mark matches unambiguously and every excerpt is valid XML.
@@ -207,23 +207,27 @@ public enum PageText {
     }
 
     /// An engine's excerpt, matches marked with `matchStart`/`matchEnd`, as the HTML of `PageSearchHit.fragment`.
+    ///
+    /// Escapes scalar by scalar: a `Character` may join `<` to a mark before or after it into one
+    /// grapheme cluster that compares unequal to `<`, so comparing characters would let markup through.
     public static func fragment(fromMarked marked: String) -> String {
-        var html = ""
+        var html = String.UnicodeScalarView()
         var pendingSpace = false
         var open = false
-        for character in marked {
-            if character.isWhitespace { pendingSpace = !html.isEmpty; continue }
-            if pendingSpace { html += " "; pendingSpace = false }
-            switch character {
-            case matchStart: if !open { html += "<b>"; open = true }
-            case matchEnd: if open { html += "</b>"; open = false }
-            case "&": html += "&amp;"
-            case "<": html += "&lt;"
-            case ">": html += "&gt;"
-            default: html.append(character)
+        func append(_ text: String) { html.append(contentsOf: text.unicodeScalars) }
+        for scalar in marked.unicodeScalars {
+            if scalar.properties.isWhitespace { pendingSpace = !html.isEmpty; continue }
+            if pendingSpace { append(" "); pendingSpace = false }
+            switch scalar {
+            case matchStart: if !open { append("<b>"); open = true }
+            case matchEnd: if open { append("</b>"); open = false }
+            case "&": append("&amp;")
+            case "<": append("&lt;")
+            case ">": append("&gt;")
+            default: html.append(scalar)
             }
         }
-        if open { html += "</b>" }
-        return html
+        if open { append("</b>") }
+        return String(html)
     }
 }

@@ -109,9 +109,11 @@ struct PostgresCatalogueSync {
         let stored = Set(current)
         for account in wanted where !stored.contains(account) {
             try await connection.run("""
-                INSERT INTO accounts (kind, username, password_hash, role)
-                VALUES (\(account.kind.rawValue), \(account.username), \(account.passwordHash), \(account.role?.rawValue))
-                ON CONFLICT (kind, username) DO UPDATE SET password_hash = excluded.password_hash, role = excluded.role
+                INSERT INTO accounts (kind, username, password_hash, role, scope)
+                VALUES (\(account.kind.rawValue), \(account.username), \(account.passwordHash), \(account.role?.rawValue),
+                        \(account.scope?.description))
+                ON CONFLICT (kind, username) DO UPDATE
+                SET password_hash = excluded.password_hash, role = excluded.role, scope = excluded.scope
                 """, logger: logger)
         }
         return changes

@@ -38,10 +38,11 @@ extension PostgresKioskStore {
     }
 
     static func accounts(_ c: PostgresConnection, logger: Logger) async throws -> [Account] {
-        try await c.rows("SELECT kind, username, password_hash, role FROM accounts ORDER BY kind COLLATE \"C\", username COLLATE \"C\"",
-                         (String, String, String, String?).self, logger: logger).compactMap { row in
+        try await c.rows("SELECT kind, username, password_hash, role, scope FROM accounts ORDER BY kind COLLATE \"C\", username COLLATE \"C\"",
+                         (String, String, String, String?, String?).self, logger: logger).compactMap { row in
             guard let kind = AccountKind(rawValue: row.0) else { return nil }
-            return Account(kind: kind, username: row.1, passwordHash: row.2, role: row.3.flatMap(OperatorRole.init))
+            return Account(kind: kind, username: row.1, passwordHash: row.2, role: row.3.flatMap(OperatorRole.init),
+                           scope: row.4.map { PublisherScope(stored: $0) ?? PublisherScope() })
         }
     }
 
@@ -100,8 +101,8 @@ extension PostgresKioskStore {
         }
     }
 
-    public func activity(from: IssueDate, through: IssueDate) async throws -> ConsoleActivity {
-        let period = ConsoleActivity.seconds(from: from, through: through)
+    public func activity(in days: DayPeriod) async throws -> ConsoleActivity {
+        let period = days.seconds
         return try await read { [self] c in
             let failures = try await c.value("""
                 SELECT COUNT(*)::bigint FROM sign_in_failures WHERE time >= \(period.lowerBound) AND time < \(period.upperBound)

@@ -313,6 +313,22 @@ enum PostgresSchema {
             FOR EACH STATEMENT EXECUTE FUNCTION kiosk_catalogue_changed()
             """,
         ]),
+        // As in SQLite (`Schema.swift`, v12): web sessions ended before they expire.
+        Migration(version: 11, name: "ended sessions", statements: [
+            """
+            CREATE TABLE ended_sessions (
+                subject text NOT NULL,
+                session text NOT NULL,
+                ended_at bigint NOT NULL,
+                kept_until bigint NOT NULL,
+                PRIMARY KEY (subject, session))
+            """,
+            "CREATE INDEX ended_sessions_by_kept_until ON ended_sessions (kept_until)",
+        ]),
+        // As in SQLite (`Schema.swift`, v13): a publisher's scope; NULL: every edition.
+        Migration(version: 12, name: "publisher scopes", statements: [
+            "ALTER TABLE accounts ADD COLUMN scope text CHECK (scope IS NULL OR kind = 'publisher')",
+        ]),
     ]
 
     /// Applies the migrations this database lacks; returns their versions.

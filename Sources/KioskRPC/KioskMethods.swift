@@ -141,7 +141,7 @@ public enum KioskMethods {
         let through = try optionalDate(params, 5, "fins")
         let count = try params.int(6, "num", default: PageSearch.defaultLimit, in: PageSearch.limitRange)
         let results = try await env.service.search(
-            appKey: appKey, identityKey: identityKey, text: text, editionID: editionID == 0 ? nil : editionID,
+            appKey: appKey, by: .app(identityKey: identityKey), text: text, editionID: editionID == 0 ? nil : editionID,
             from: from, through: through, limit: count)
         return .array(results.map { result in
             .structure(Array(editionMembers(result.offered, date: result.hit.date).prefix(4)) + [

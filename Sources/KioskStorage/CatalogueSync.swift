@@ -73,9 +73,11 @@ struct CatalogueSync {
         let stored = Set(current)
         for account in wanted where !stored.contains(account) {
             try db.execute(sql: """
-                INSERT INTO accounts (kind, username, password_hash, role) VALUES (?, ?, ?, ?)
-                ON CONFLICT (kind, username) DO UPDATE SET password_hash = excluded.password_hash, role = excluded.role
-                """, arguments: [account.kind.rawValue, account.username, account.passwordHash, account.role?.rawValue])
+                INSERT INTO accounts (kind, username, password_hash, role, scope) VALUES (?, ?, ?, ?, ?)
+                ON CONFLICT (kind, username) DO UPDATE
+                SET password_hash = excluded.password_hash, role = excluded.role, scope = excluded.scope
+                """, arguments: [account.kind.rawValue, account.username, account.passwordHash, account.role?.rawValue,
+                                 account.scope?.description])
         }
         return changes
     }

@@ -21,9 +21,10 @@ extension SQLiteKioskStore {
     }
 
     static func accounts(_ db: Database) throws -> [Account] {
-        try Row.fetchAll(db, sql: "SELECT kind, username, password_hash, role FROM accounts ORDER BY kind, username").compactMap { row in
+        try Row.fetchAll(db, sql: "SELECT kind, username, password_hash, role, scope FROM accounts ORDER BY kind, username").compactMap { row in
             guard let kind = AccountKind(rawValue: row[0]) else { return nil }
-            return Account(kind: kind, username: row[1], passwordHash: row[2], role: (row[3] as String?).flatMap(OperatorRole.init))
+            return Account(kind: kind, username: row[1], passwordHash: row[2], role: (row[3] as String?).flatMap(OperatorRole.init),
+                           scope: (row[4] as String?).map { PublisherScope(stored: $0) ?? PublisherScope() })
         }
     }
 
@@ -81,8 +82,8 @@ extension SQLiteKioskStore {
         }
     }
 
-    public func activity(from: IssueDate, through: IssueDate) async throws -> ConsoleActivity {
-        let period = ConsoleActivity.seconds(from: from, through: through)
+    public func activity(in days: DayPeriod) async throws -> ConsoleActivity {
+        let period = days.seconds
         return try await pool.read { db in
             let failures = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM sign_in_failures WHERE time >= ? AND time < ?",
                                             arguments: [period.lowerBound, period.upperBound]) ?? 0

@@ -250,7 +250,8 @@ public final class SQLiteKioskStore: KioskDatabase {
         }
     }
 
-    public func recordActivity(appKey: String, identityKey: String, at time: Int64) {
+    @discardableResult
+    public func recordActivity(appKey: String, identityKey: String, at time: Int64) -> SightingOutcome {
         activity.record(IdentitySighting(day: time / 86_400, appKey: appKey, identityKey: identityKey))
     }
 

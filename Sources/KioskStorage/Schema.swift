@@ -293,6 +293,25 @@ public enum KioskSchema {
                 """)
             try Self.createCatalogueTriggers(on: "app_web_kiosks", db)
         }
+        // Web sessions (console, reader kiosk) ended before they expire: one row per signed-out session, and
+        // per subject a row with session '*' ending every session begun at or before `ended_at`. Kept until
+        // the sessions they end would have expired.
+        migrator.registerMigration("v12: ended sessions") { db in
+            try db.execute(sql: """
+                CREATE TABLE ended_sessions (
+                    subject TEXT NOT NULL,
+                    session TEXT NOT NULL,
+                    ended_at INTEGER NOT NULL,
+                    kept_until INTEGER NOT NULL,
+                    PRIMARY KEY (subject, session)
+                ) WITHOUT ROWID
+                """)
+            try db.execute(sql: "CREATE INDEX ended_sessions_by_kept_until ON ended_sessions (kept_until)")
+        }
+        // A publisher's scope (`PublisherScope.description`); NULL: every edition.
+        migrator.registerMigration("v13: publisher scopes") { db in
+            try db.execute(sql: "ALTER TABLE accounts ADD COLUMN scope TEXT CHECK (scope IS NULL OR kind = 'publisher')")
+        }
         return migrator
     }
 

@@ -19,8 +19,9 @@ enum LoggingSetup {
 /// all the metadata again on every set.
 struct LineLogHandler: LogHandler {
     enum Format {
-        /// As `StreamLogHandler` writes it: time, level, label, metadata, source, message; line breaks
-        /// inside written as `\n`.
+        /// As `StreamLogHandler` writes it: time, level, label, metadata, source, message. Metadata values
+        /// are written as logfmt does (`Logfmt.value`), and the message's line breaks and other control
+        /// characters escaped, so no value a client sent can forge a field or a line.
         case text
         /// One JSON object: time, level, label, message and the metadata.
         case json
@@ -40,9 +41,9 @@ struct LineLogHandler: LogHandler {
         let merged = metadata.merging(event.metadata ?? [:], uniquingKeysWith: { $1 })
         switch format {
         case .text:
-            let pretty = merged.sorted { $0.key < $1.key }.map { " \($0.key)=\($0.value)" }.joined()
-            let line = "\(Self.timestamp()) \(event.level) \(label):\(pretty) [\(event.source)] \(event.message)"
-            FileHandle.standardError.write(Data((line.replacingOccurrences(of: "\n", with: "\\n") + "\n").utf8))
+            let pretty = merged.sorted { $0.key < $1.key }.map { " \(Logfmt.key($0.key))=\(Logfmt.value($0.value.description))" }.joined()
+            let line = "\(Self.timestamp()) \(event.level) \(label):\(pretty) [\(event.source)] \(Logfmt.escaped(event.message.description))"
+            FileHandle.standardError.write(Data((line + "\n").utf8))
         case .json:
             var object: [String: String] = [
                 "time": Date().formatted(.iso8601),
@@ -65,5 +66,45 @@ struct LineLogHandler: LogHandler {
         var buffer = [CChar](repeating: 0, count: 64)
         let count = strftime(&buffer, buffer.count, "%Y-%m-%dT%H:%M:%S%z", &local)
         return String(decoding: buffer.prefix(count).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}
+
+/// logfmt's quoting: a value with a space, `=`, `"`, `\` or a character that is not printable is written
+/// in double quotes with those escaped; line and paragraph separators and every other control character
+/// become `\u{…}`, so one log line stays one line and one value one field.
+enum Logfmt {
+    static func value(_ text: String) -> String {
+        let plain = !text.isEmpty && text.unicodeScalars.allSatisfy { $0 != " " && $0 != "=" && $0 != "\"" && $0 != "\\" && !needsEscape($0) }
+        return plain ? text : "\"" + escaped(text, quotes: true) + "\""
+    }
+
+    /// A key: the characters logfmt allows in one, the others as `_`.
+    static func key(_ text: String) -> String {
+        String(String.UnicodeScalarView(text.unicodeScalars.map { $0 == " " || $0 == "=" || $0 == "\"" || needsEscape($0) ? "_" : $0 }))
+    }
+
+    /// `text` with control characters (and, with `quotes`, `"` and `\`) escaped.
+    static func escaped(_ text: String, quotes: Bool = false) -> String {
+        var result = String.UnicodeScalarView()
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\n": result.append(contentsOf: #"\n"#.unicodeScalars)
+            case "\r": result.append(contentsOf: #"\r"#.unicodeScalars)
+            case "\t": result.append(contentsOf: #"\t"#.unicodeScalars)
+            case "\"" where quotes: result.append(contentsOf: #"\""#.unicodeScalars)
+            case "\\" where quotes: result.append(contentsOf: #"\\"#.unicodeScalars)
+            case _ where needsEscape(scalar):
+                result.append(contentsOf: "\\u{\(String(scalar.value, radix: 16))}".unicodeScalars)
+            default: result.append(scalar)
+            }
+        }
+        return String(result)
+    }
+
+    private static func needsEscape(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.properties.generalCategory {
+        case .control, .lineSeparator, .paragraphSeparator, .format, .surrogate, .unassigned, .privateUse: true
+        default: false
+        }
     }
 }

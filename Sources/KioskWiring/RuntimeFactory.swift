@@ -18,6 +18,8 @@ struct RuntimeFactory: Sendable {
     var clock: any KioskClock = SystemClock()
     /// Where XML-RPC calls, store calls and bundle builds are recorded (nil: nowhere).
     var metrics: KioskMetrics?
+    /// Password checks of every runtime this factory makes (so their admission limits hold across reloads).
+    let passwords = PasswordHashing(admission: CheckAdmission(perUsername: 2, perClient: 4))
 
     func makeRuntime(_ configuration: KioskConfiguration) throws -> KioskRuntime {
         let instrumented: any KioskStore = metrics.map { InstrumentedKioskStore(store, metrics: $0) as any KioskStore } ?? store
@@ -25,7 +27,7 @@ struct RuntimeFactory: Sendable {
             { @Sendable read, hit in metrics.answerCache(method: read, hit: hit) }
         }
         let service = KioskService(
-            store: instrumented, identityKeys: IdentityKeyIssuer(secret: secrets.identityKey), passwords: PasswordHashing(),
+            store: instrumented, identityKeys: IdentityKeyIssuer(secret: secrets.identityKey), passwords: passwords,
             signInPolicy: SignInPolicy(maxFailures: configuration.signIn.maxFailures,
                                        windowSeconds: configuration.signIn.windowSeconds),
             clock: clock, catalogueMemo: CatalogueMemo(byteLimit: configuration.limits.answerCacheBytes / 4, observe: observeMemo))
@@ -52,7 +54,7 @@ struct RuntimeFactory: Sendable {
                                          maxUploadBytes: Int64(configuration.limits.maxUploadBytes), logger: logger)
         return KioskRuntime(
             configuration: configuration, environment: environment, dispatcher: dispatcher,
-            accounts: StoredAccounts(store: store),
+            accounts: StoredAccounts(store: store, verifier: passwords),
             delivery: delivery, publishing: publishing,
             readerSessions: WebSessions(
                 cookieName: "kiosk_reader", path: "/web", secret: secrets.webSessionKey,

@@ -51,6 +51,7 @@ public struct ServeComposition: Sendable {
         factory.metrics = metrics
         let runtime = RuntimeBox(try factory.makeRuntime(configuration))
         try await StartupChecks.warnAboutDevelopmentCredentials(configuration, store: store, logger: logger)
+        try await StartupChecks.warnAboutUnscopedPublishers(store: store, logger: logger)
 
         let server = configuration.server
         let reloader = ConfigurationReloader(source: source, host: configuration.server.host, factory: factory,

@@ -30,8 +30,9 @@ import Testing
                 ("action=add_edition&publication=77&id=90&name=Nova&created_on=2026-01-01", "publication 77 is not defined", ""),
                 ("action=add_edition&publication=1&id=90&name=Nova&created_on=2026-02-30", "must be a date as YYYY-MM-DD", ""),
                 ("action=add_edition&publication=1&id=2&name=Nova&created_on=2026-01-01", "must be a positive id used once", ""),
-                ("action=add_app&key=quiosc&name=Una+altra", "apps[", "must be non-empty and used once"),
-                ("action=add_app&key=&name=Buida", "apps[", "must be non-empty and used once"),
+                ("action=add_app&key=quiosc&name=Una+altra", "apps[", "is used twice"),
+                ("action=add_app&key=&name=Buida", "apps[", "must be 1-64 characters of A-Z"),
+                ("action=add_app&key=%3Cb%3Ex%0A&name=Marca", "apps[", "must be 1-64 characters of A-Z"),
             ]
             for (body, first, second) in refusals {
                 let answer = try await Self.post(client, cookie, "csrf=\(token)&\(body)")

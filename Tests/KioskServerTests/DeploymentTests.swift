@@ -8,6 +8,24 @@ import Testing
 /// The repository's deployment files, used as written: `Deploy/nginx-kiosk.conf` in front of the real
 /// binary on loopback (TLS at nginx, XML-RPC proxied, `nginx`-format links served by nginx itself).
 @Suite struct DeploymentTests {
+    /// Both units restart the process whatever ended it and never give up: systemd's default start limit
+    /// (five starts in ten seconds) would let a repeated crashing request keep the unit down.
+    @Test(arguments: ["kiosk.service", "kiosk@.service"])
+    func theUnitsRestartAlwaysWithNoStartLimit(_ unit: String) throws {
+        let text = try String(contentsOfFile: TestKiosk.repositoryRoot + "/Deploy/" + unit, encoding: .utf8)
+        var section = "", settings: [String: [String: String]] = [:]
+        for line in text.split(separator: "\n").map({ $0.trimmingCharacters(in: .whitespaces) }) where !line.hasPrefix("#") {
+            if line.hasPrefix("[") { section = line; continue }
+            guard let equals = line.firstIndex(of: "=") else { continue }
+            settings[section, default: [:]][String(line[..<equals])] = String(line[line.index(after: equals)...])
+        }
+        #expect(settings["[Service]"]?["Restart"] == "always")
+        #expect(settings["[Unit]"]?["StartLimitIntervalSec"] == "0", "the start limit belongs in [Unit] and is off")
+        #expect(settings["[Unit]"]?["StartLimitBurst"] == nil && settings["[Service]"]?["StartLimitBurst"] == nil)
+        let pause = try #require(settings["[Service]"]?["RestartSec"].flatMap { Double($0) })
+        #expect(pause > 0 && pause <= 5, "a pause between restarts, short enough to be no outage")
+    }
+
     @Test func nginxInFrontServesTLSProxiesRPCAndServesSignedLinks() async throws {
         try #require(FileManager.default.isExecutableFile(atPath: "/usr/sbin/nginx"), "nginx is needed: apt-get install nginx")
         let directory = temporaryDirectory()

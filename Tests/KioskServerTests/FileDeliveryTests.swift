@@ -63,7 +63,7 @@ import Testing
             let endpoint = PublishEndpoint(publisher: publisher, maxUploadBytes: maxUpload,
                                            logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
             let editors = BasicAuthenticator(accounts: [.init(username: "editor", passwordHash: try await PasswordHashing().hash("pw", cost: 4))])
-            PublishController { _ in endpoint }.addRoutes(to: router.group().add(middleware: BasicAuthenticationMiddleware(
+            PublishController(endpoint: { _ in endpoint }, scopes: { _ in nil }).addRoutes(to: router.group().add(middleware: BasicAuthenticationMiddleware(
                 realm: "kiosk publishers", message: "Publisher credentials are required (HTTP Basic).",
                 accounts: { _ in editors }, drainLimit: { _ in 8 << 20 })))
             return Application(router: router, logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))

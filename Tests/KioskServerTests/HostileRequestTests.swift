@@ -371,7 +371,7 @@ import Testing
         try await onOwnThread { for _ in 0..<disk.threads { started.wait() } }
         let start = ContinuousClock.now
         let hash = try await PasswordHashing().hash("pw", cost: 4)
-        let accepted = await PasswordHashing().verify("pw", against: hash)
+        let accepted = try await PasswordHashing().verify("pw", against: hash, username: "")
         let waited = start.duration(to: .now)
         watchdog.cancel()
         for _ in 0..<disk.threads { release.signal() }
@@ -423,9 +423,11 @@ import Testing
                 result = {"statuses": statuses, "worst_call": worst_call, "worst_file": worst_file, "files": files, "normal": normal()}
                 """#.replacingOccurrences(of: "LINK", with: HTTPBehaviourTests.pythonLiteral(link)))
         }
-        // Every flood request is refused; meanwhile cached clients and file delivery stay quick.
+        // Every flood request is refused (401 when checked, 429 past the client's few pending checks);
+        // meanwhile cached clients and file delivery stay quick.
         let statuses = result["statuses"] as? [String: Int] ?? [:]
-        #expect(Array(statuses.keys) == ["HTTP/1.1 401 Unauthorized"], "\(statuses)")
+        #expect(Set(statuses.keys).isSubset(of: ["HTTP/1.1 401 Unauthorized", "HTTP/1.1 429 Too Many Requests"])
+                && statuses["HTTP/1.1 401 Unauthorized"] ?? 0 > 0, "\(statuses)")
         let files = result["files"] as? [String] ?? []
         #expect(!files.isEmpty && files.allSatisfy { $0 == "HTTP/1.1 200 OK" }, "\(files)")
         #expect((result["worst_call"] as? Double ?? 99) < 1, "\(result)")

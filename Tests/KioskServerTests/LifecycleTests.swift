@@ -171,7 +171,7 @@ import Testing
         #expect((kept[1] as? [Any])?.isEmpty == true)         // still offered
 
         let log = server.log
-        #expect(log.contains("changes=update app presencia (demo quota 2)"), "\(log)")
+        #expect(log.contains("changes=\"update app presencia (demo quota 2); "), "logfmt quotes a value with spaces: \(log)")
         #expect(log.components(separatedBy: "configuration reload failed; keeping the previous one").count - 1 == 2, "\(log)")
         #expect(log.contains("apps[1].demo_quota: must be 0 or more"), "\(log)")
         server.signal(SIGTERM)

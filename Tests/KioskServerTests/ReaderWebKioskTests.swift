@@ -100,9 +100,12 @@ import Testing
             }
             // A tampered cookie is an anonymous reader.
             let stored = try #require(try await kiosk.store.user(id: userID))
-            let payload = Base64URL.encode(Array(WebSessions.payload(String(userID), passwordHash: stored.passwordHash).utf8))
-            let forged = Base64URL.encode(Array(WebSessions.payload(String(userID + 1), passwordHash: stored.passwordHash).utf8))
-            let tampered = cookie.replacingOccurrences(of: "kiosk_reader=\(payload).", with: "kiosk_reader=\(forged).")
+            // The cookie's first part is the payload and the session's id; another user's payload keeps the signature.
+            let session = try #require(cookie.split(separator: "=", maxSplits: 1).last?.split(separator: ".").first)
+            let decoded = try #require(Base64URL.decode(String(session)))
+            let id = try #require(String(decoding: decoded, as: UTF8.self).split(separator: "\n").last)
+            let forged = Base64URL.encode(Array((WebSessions.payload(String(userID + 1), passwordHash: stored.passwordHash) + "\n" + id).utf8))
+            let tampered = cookie.replacingOccurrences(of: "kiosk_reader=\(session).", with: "kiosk_reader=\(forged).")
             #expect(tampered != cookie)
             #expect(try await client.execute(uri: "/web/quiosc/edicio/1/2025-06-10", method: .get,
                                              headers: [.cookie: tampered]).status == .forbidden)
@@ -176,7 +179,8 @@ import Testing
             let html = Self.text(found)
             let links = html.matches(of: /href="(\/web\/quiosc\/edicio\/[^"]+)"/).map { String($0.1) }
             #expect(links == ["/web/quiosc/edicio/8/2025-06-12#p2", "/web/quiosc/edicio/1/2025-06-10#p2"], "newest first, accents folded")
-            #expect(html.contains("<b>Presència</b>") && html.contains("&lt;consell&gt;"), "the excerpt marks the word and escapes the page's text")
+            #expect(html.contains("<b>presencia</b>") && html.contains("&lt;consell&gt;"), "the free line's excerpt marks the word and escapes the page's text")
+            #expect(!html.contains("<b>Presència</b>"), "no excerpt of a subscribers' page for an anonymous reader")
             #expect(html.contains("value=\"presencia\""), "the box keeps the query")
             // Presència's app offers edition 8 only.
             let other = Self.text(try await client.execute(uri: "/web/presencia/cerca?q=presencia", method: .get))

@@ -30,12 +30,15 @@ import KioskTestSupport
 
     @Test func findsAWordOnItsPageNewestFirstOnlyInOfferedEditions() async throws {
         let kiosk = try await Self.searchKiosk()
+        _ = try await kiosk.addUser("reader", password: "pw-reader", subscriptions: [(1, "2025-12-31")])
         let result = try await kiosk.withServer { port in
             try await python(port, """
                 c = lambda *a: p.epquiosc.cercar(*a)
-                hits = c("quiosc", "some-device", "hidroavio", "", "", "", 20)
+                key = p.epusuaris.registrar("quiosc", "some-device", "reader", "pw-reader", {}, "iOS")["iden_key"]
+                hits = c("quiosc", key, "hidroavio", "", "", "", 20)
                 result = {
                   "hits": hits,
+                  "anonymous": c("quiosc", "some-device", "hidroavio", "", "", "", 20),
                   "types": sorted({type(v).__name__ for h in hits for v in h.values()}),
                   "presencia": [(h["id"], h["data"], h["numero"]) for h in c("quiosc", "", "PRESÈNCIA", "", "", "", 30)],
                   "presencia_app": [(h["id"], h["data"]) for h in c("presencia", "", "presencia", "", "", "", 100)],
@@ -61,6 +64,9 @@ import KioskTestSupport
         #expect(Set(hit.keys) == ["id", "titol", "edicio", "data", "numero", "fragment"])
         #expect(hit["fragment"]?.contains("<b>hidroavió</b>") == true, "\(hit["fragment"] ?? "")")
         #expect(hit["fragment"]?.contains("&amp; &lt;Cadaqués&gt;") == true, "text escaped as HTML: \(hit["fragment"] ?? "")")
+        let anonymous = result["anonymous"] as? [[String: String]] ?? []
+        #expect(anonymous.count == 1 && anonymous.first?["numero"] == "7" && anonymous.first?["fragment"] == "",
+                "without a subscription the hit says where, not what: \(anonymous)")
         #expect(result["types"] as! [String] == ["str"])
         let presencia = result["presencia"] as! [[String]]
         #expect(presencia.count == 24, "12 pages of 2025-05-30 and 12 of edition 8")

@@ -27,7 +27,7 @@ import Testing
             // Read and written only as counters or whole rows, by value; page texts only by value, into the
             // FTS5 index (its shadow tables are SQLite's).
             #expect(Set(tables).subtracting(covered) == [
-                "demo_counters", "download_counts", "catalogue_version", "audit_log", "accounts", "bundle_builds", "page_texts", "withdrawn_page_texts", "page_text_index",
+                "demo_counters", "download_counts", "catalogue_version", "audit_log", "accounts", "bundle_builds", "page_texts", "withdrawn_page_texts", "page_text_index", "ended_sessions",
                 "page_text_index_data", "page_text_index_idx", "page_text_index_docsize", "page_text_index_config",
             ])
         }

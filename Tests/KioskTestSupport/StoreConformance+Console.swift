@@ -51,20 +51,21 @@ extension StoreConformance {
 
         // A period's activity, by UTC day: failed sign-ins on record, bundles built at publish and on demand.
         let next = IssueDate(unixTime: Self.t0).adding(days: 1)
-        let start = ConsoleActivity.seconds(from: next, through: next).lowerBound
+        let day = try #require(DayPeriod(first: next, last: next))
+        let start = day.seconds.lowerBound
         let none = ConsoleActivity(signInFailures: 0, bundleBuilds: 0, bundleBytes: 0)
-        #expect(try await store.activity(from: next, through: next) == none)
+        #expect(try await store.activity(in: day) == none)
         _ = try await store.beginSignInAttempt(username: "carla", deviceKey: "x", since: start, maxFailures: 10, at: start + 10)
         let date = IssueDate("2031-03-01")!
         let revision = try await store.publishTestIssue(edition: 1, date: date.description, at: start + 20)
         let bundle = TestIssues.bundle(edition: 1, date: date, revision: revision)
         try await store.setBundle(editionID: 1, date: date, revision: revision, bundle: bundle, at: start + 30)
         try await store.setBundle(editionID: 1, date: date, revision: revision + 1, bundle: bundle, at: start + 40)
-        #expect(try await store.activity(from: next, through: next)
+        #expect(try await store.activity(in: day)
                 == ConsoleActivity(signInFailures: 1, bundleBuilds: 2, bundleBytes: 2 * bundle.size),
                 "the publish's bundle and the rebuild; not a bundle for a revision the issue is not at")
-        #expect(try await store.activity(from: next.adding(days: 1), through: next.adding(days: 30)) == none)
-        #expect(try await store.activity(from: next.adding(days: -1), through: next).bundleBuilds == 2)
+        #expect(try await store.activity(in: try #require(DayPeriod(first: next.adding(days: 1), last: next.adding(days: 30)))) == none)
+        #expect(try await store.activity(in: try #require(DayPeriod(first: next.adding(days: -1), last: next))).bundleBuilds == 2)
     }
 }
 

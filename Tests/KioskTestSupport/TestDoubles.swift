@@ -27,7 +27,7 @@ public final class TestPasswordHasher: PasswordHasher, @unchecked Sendable {
     /// The hashes checked so far, in order (nil for an unknown user).
     public var checkedHashes: [String?] { lock.withLock { checked } }
 
-    public func verify(_ password: String, against hash: String?) async -> Bool {
+    public func verify(_ password: String, against hash: String?, username: String) async throws -> Bool {
         lock.withLock { checked.append(hash) }
         guard let hash else { return false }
         if hash.hasPrefix(Self.scheme) { return hash == Self.scheme + password }
@@ -35,5 +35,8 @@ public final class TestPasswordHasher: PasswordHasher, @unchecked Sendable {
         return stored.legacyMatches(password)
     }
 
-    public func hash(_ password: String) async throws -> String { Self.scheme + password }
+    public func hash(_ password: String) async throws -> String {
+        try PasswordLimits.checkSettable(password)
+        return Self.scheme + password
+    }
 }

@@ -41,7 +41,7 @@ package final class BasicAuthenticator: Sendable {
     private struct Cache {
         package var accepted: [SHA256Digest: String] = [:]
         package var refused: Set<SHA256Digest> = []
-        package var checking: [SHA256Digest: Task<Bool, Never>] = [:]
+        package var checking: [SHA256Digest: Task<Bool?, Never>] = [:]
     }
 
     package init(hashes: [String: String], verifier: PasswordHashing = PasswordHashing()) {
@@ -69,8 +69,9 @@ package final class BasicAuthenticator: Sendable {
         return header.withUTF8 { SHA256.hash(data: UnsafeRawBufferPointer($0)) }
     }
 
-    /// The authenticated username, or nil.
-    package func authenticate(_ request: Request) async -> String? {
+    /// The authenticated username, or nil; a 429 when the password checks already waiting for this
+    /// username or client are as many as they may be (`PasswordHashing`).
+    package func authenticate(_ request: Request) async throws -> String? {
         guard let header = request.headers.onlyValue(of: .authorization), header.utf8.count <= 1024 else { return nil }
         let digest = Self.digest(header)
         let cached: (accepted: String?, refused: Bool) = cache.withLockedValue { ($0.accepted[digest], $0.refused.contains(digest)) }
@@ -80,14 +81,18 @@ package final class BasicAuthenticator: Sendable {
         let hash = hashes[credentials.username], verifier = self.verifier
         let (check, owner) = cache.withLockedValue { cache in
             if let running = cache.checking[digest] { return (running, false) }
-            let check = Task { await verifier.verify(credentials.password, against: hash) }
+            let check = Task { try? await verifier.verify(credentials.password, against: hash, username: credentials.username) }
             cache.checking[digest] = check
             return (check, true)
         }
-        let valid = await check.value
+        let result = await check.value
+        if owner { cache.withLockedValue { $0.checking[digest] = nil } }
+        guard let valid = result else {
+            throw KioskHTTPError(.tooManyRequests, "too many password checks waiting for this account or client; retry in a second",
+                                 headers: [.retryAfter: "1"])
+        }
         guard owner else { return valid ? credentials.username : nil }
         cache.withLockedValue { cache in
-            cache.checking[digest] = nil
             if valid {
                 if cache.accepted.count >= Self.cacheLimit { cache.accepted.removeAll() }
                 cache.accepted[digest] = credentials.username
@@ -118,7 +123,7 @@ package struct BasicAuthenticationMiddleware: RouterMiddleware {
     package func handle(_ request: Request, context: Context,
                 next: (Request, Context) async throws -> Response) async throws -> Response {
         guard let authenticator = try await accounts(context) else { return try await next(request, context) }
-        guard let username = await authenticator.authenticate(request) else {
+        guard let username = try await authenticator.authenticate(request) else {
             context.logger.info("refused: missing or wrong credentials", metadata: ["realm": .string(realm)])
             throw KioskHTTPError.unauthorized(realm: realm, message, closesConnection: !Self.bodyIsSmall(request, limit: drainLimit(context)))
         }

@@ -85,6 +85,18 @@ package struct InstrumentedKioskStore: KioskStore {
         try await timed("identity") { try await base.identity(key: key) }
     }
 
+    package func endSession(subject: String, session: String, keptUntil: Int64, at time: Int64) async throws {
+        try await timed("end_session") { try await base.endSession(subject: subject, session: session, keptUntil: keptUntil, at: time) }
+    }
+
+    package func endAllSessions(subject: String, keptUntil: Int64, at time: Int64) async throws {
+        try await timed("end_all_sessions") { try await base.endAllSessions(subject: subject, keptUntil: keptUntil, at: time) }
+    }
+
+    package func sessionHasEnded(subject: String, session: String, began: Int64) async throws -> Bool {
+        try await timed("session_has_ended") { try await base.sessionHasEnded(subject: subject, session: session, began: began) }
+    }
+
     package func replacePasswordHash(userID: Int, from old: String, to new: String) async throws {
         try await timed("replace_password_hash") { try await base.replacePasswordHash(userID: userID, from: old, to: new) }
     }
@@ -93,8 +105,11 @@ package struct InstrumentedKioskStore: KioskStore {
         try await timed("save_identity") { try await base.saveIdentity(identity, at: time, retiringImported: retiringImported) }
     }
 
-    package func recordActivity(appKey: String, identityKey: String, at time: Int64) {
-        base.recordActivity(appKey: appKey, identityKey: identityKey, at: time)
+    @discardableResult
+    package func recordActivity(appKey: String, identityKey: String, at time: Int64) -> SightingOutcome {
+        let outcome = base.recordActivity(appKey: appKey, identityKey: identityKey, at: time)
+        if outcome == .overLimit { metrics.sightingUnrecorded(appKey: appKey) }
+        return outcome
     }
 
     package func recordDownload(_ download: DownloadRecord) async throws {

@@ -28,6 +28,7 @@ package final class KioskMetrics: Sendable {
     private let signInFailures: Family<String, Counter>
     private let demoGrants: Family<Pair<String, Bool>, Counter>
     private let issueDownloads: Family<String, Counter>
+    private let sightingsUnrecorded: Family<String, Counter>
     private let fileDownloadsStarted: Family<FileKind, Counter>
     private let fileDownloadsCompleted: Family<FileKind, Counter>
     private let fileBytesSent: Family<FileKind, Counter>
@@ -92,6 +93,9 @@ package final class KioskMetrics: Sendable {
         demoGrants = .counters(registry, name(
             "demo_grants", "total", "consumirDemo answers by app: granted or refused (quota used up).")
         ) { [("app", $0.first), ("outcome", $0.second ? "granted" : "refused")] }
+        sightingsUnrecorded = .counters(registry, name(
+            "activity_unrecorded", "total", "Identity keys the listings saw but did not record: the app already had its most for the day.")
+        ) { [("app", $0)] }
         issueDownloads = .counters(registry, name(
             "issue_downloads", "total", "Issues handed out by getEdicio (recorded downloads), by app.")
         ) { [("app", $0)] }
@@ -171,6 +175,10 @@ package final class KioskMetrics: Sendable {
 
     package func demoConsumed(appKey: String, granted: Bool) {
         demoGrants[Pair(appKey, granted)].increment()
+    }
+
+    package func sightingUnrecorded(appKey: String) {
+        sightingsUnrecorded[appKey].increment()
     }
 
     package func issueDownloaded(appKey: String) {

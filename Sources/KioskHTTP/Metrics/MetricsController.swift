@@ -47,7 +47,7 @@ package struct MetricsController {
     }
 
     package static func isLoopback(_ request: Request, peer: SocketAddress?) -> Bool {
-        if request.headers[HTTPField.Name("Forwarded")!] != nil || request.headers[HTTPField.Name("X-Forwarded-For")!] != nil {
+        if request.headers[.forwarded] != nil || request.headers[.xForwardedFor] != nil {
             return false
         }
         guard let peer else { return false }

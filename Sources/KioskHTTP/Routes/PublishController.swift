@@ -326,22 +326,58 @@ package struct PublishEndpoint: Sendable {
 }
 
 /// `PUT` and `DELETE /publish/{edicio_id}/{date}`, answered by the endpoint `endpoint` returns for the
-/// request's context (so a configuration reload can swap it). The group authenticates publishers.
+/// request's context (so a configuration reload can swap it). The group authenticates publishers; each
+/// route first checks the publisher's scope (`PublisherScope`): an edition outside it is a `403`, logged
+/// and written to the audit log, with nothing read or changed.
 package struct PublishController: Sendable {
     package let endpoint: @Sendable (KioskRequestContext) -> PublishEndpoint
+    /// The runtime whose accounts hold the publishers' scopes and whose database keeps the audit log;
+    /// nil leaves scopes unchecked (an endpoint tested on its own).
+    package let scopes: @Sendable (KioskRequestContext) -> KioskRuntime?
+
+    package init(endpoint: @escaping @Sendable (KioskRequestContext) -> PublishEndpoint,
+                 scopes: @escaping @Sendable (KioskRequestContext) -> KioskRuntime?) {
+        self.endpoint = endpoint
+        self.scopes = scopes
+    }
 
     package func addRoutes(to group: RouterGroup<KioskRequestContext>) {
         group.put("publish/{edicio_id}/{date}") { request, context in
-            try await endpoint(context).publish(request, publisherName: context.authenticatedUser ?? "",
-                                                editionText: context.parameters.get("edicio_id"), dateText: context.parameters.get("date"))
+            try await requireScope(request, context, action: "publish")
+            return try await endpoint(context).publish(request, publisherName: context.authenticatedUser ?? "",
+                                                       editionText: context.parameters.get("edicio_id"), dateText: context.parameters.get("date"))
         }
-        group.post("publish/{edicio_id}/{date}/restore") { _, context in
-            try await endpoint(context).restore(publisherName: context.authenticatedUser ?? "",
-                                                editionText: context.parameters.get("edicio_id"), dateText: context.parameters.get("date"))
+        group.post("publish/{edicio_id}/{date}/restore") { request, context in
+            try await requireScope(request, context, action: "restore")
+            return try await endpoint(context).restore(publisherName: context.authenticatedUser ?? "",
+                                                       editionText: context.parameters.get("edicio_id"), dateText: context.parameters.get("date"))
         }
         group.delete("publish/{edicio_id}/{date}") { request, context in
-            try await endpoint(context).withdraw(request, publisherName: context.authenticatedUser ?? "",
-                                                 editionText: context.parameters.get("edicio_id"), dateText: context.parameters.get("date"))
+            try await requireScope(request, context, action: "withdraw")
+            return try await endpoint(context).withdraw(request, publisherName: context.authenticatedUser ?? "",
+                                                        editionText: context.parameters.get("edicio_id"), dateText: context.parameters.get("date"))
         }
+    }
+
+    /// Throws the `403` when the signed-in publisher has a scope that leaves out the URL's edition. An
+    /// edition that is not a number is left to the endpoint's own `400`.
+    private func requireScope(_ request: Request, _ context: KioskRequestContext, action: String) async throws {
+        let username = context.authenticatedUser ?? ""
+        guard let runtime = scopes(context),
+              let editionText = context.parameters.get("edicio_id"), let editionID = Int(editionText, radix: 10),
+              let account = try await runtime.accounts.current().accounts.first(where: { $0.kind == .publisher && $0.username == username }),
+              let scope = account.scope
+        else { return }
+        let database = runtime.console.database
+        let publicationID = try await database.catalogue().editions.first { $0.id == editionID }?.publicationID
+        guard !scope.allows(editionID: editionID, publicationID: publicationID) else { return }
+        let subject = "edition \(editionID) \(context.parameters.get("date")?.prefix(10) ?? "")"
+        context.logger.notice("publisher outside its scope", metadata: [
+            "publisher": .string(username), "action": .string(action), "edition": .stringConvertible(editionID)])
+        try await database.recordAudit(AuditEntry(time: runtime.environment.service.clock.now, actor: account.label,
+                                                  action: "publish.refused", subject: subject, before: "",
+                                                  after: "\(action) outside the scope \(scope)"))
+        throw KioskHTTPError(.forbidden, "Publisher \(username) may not \(action) issues of edition \(editionID): its scope is \(scope).",
+                             closesConnection: !(await PublishEndpoint.drain(request.body)))
     }
 }

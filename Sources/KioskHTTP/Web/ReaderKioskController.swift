@@ -18,6 +18,7 @@ package struct ReaderKioskController {
         group.get("/web/:app/edicio/:edition", use: page { try await $0.archive() })
         group.get("/web/:app/edicio/:edition/:date", use: page { try await $0.issue() })
         group.post("/web/:app/sortir", use: signOut)
+        group.post("/web/:app/sortir-arreu", use: signOutEverywhere)
     }
 
     /// A GET page: the `hash` sign-in first, then `render`, with the kiosk's refusals as pages.
@@ -28,7 +29,7 @@ package struct ReaderKioskController {
             if let hash = request.uri.queryParameters.get("hash"), !hash.isEmpty {
                 if let userID = context.environment.webKioskTokens.verify(hash, now: page.now),
                    let user = try await context.environment.service.store.user(id: userID) {
-                    var response = Response(status: .seeOther, headers: [.location: request.uri.path, .cacheControl: "no-store"])
+                    var response = Response(status: .seeOther, headers: [.location: WebPath.local(request.uri.path), .cacheControl: "no-store"])
                     response.setCookie(page.sessions.signIn(WebSessions.payload(String(user.id), passwordHash: user.passwordHash), now: page.now))
                     return response
                 }
@@ -39,20 +40,38 @@ package struct ReaderKioskController {
                 return page.response(.ok, template: name, title: title, content: content)
             } catch let error as KioskError {
                 let status = KioskHTTPError.webStatus(for: error)
-                let heading = page.text[status == .forbidden ? "not_entitled" : "not_found"] ?? ""
-                let hint = status == .forbidden ? page.text["not_entitled_hint"] : nil
+                let heading = page.text[status == .forbidden ? "not_entitled" : status == .badRequest ? "bad_request" : "not_found"] ?? ""
+                var hint = status == .forbidden ? page.text["not_entitled_hint"] : nil
+                if case .invalidArgument(let parameter, let problem) = error { hint = "\(parameter): \(problem)" }
                 return page.response(status, template: "message", title: heading,
                                      content: MessageView(heading: heading, hint: hint, base: page.base))
             }
         }
     }
 
+    /// Ends this session, on every instance.
     @Sendable private func signOut(_ request: Request, context: KioskRequestContext) async throws -> Response {
+        try await signOut(request, context: context) { store, user, session, now in
+            try await store.endSession(subject: SessionEnd.readerSubject(user.id), session: session.id, keptUntil: session.expires, at: now)
+        }
+    }
+
+    /// Ends every session of the signed-in reader (other browsers included), on every instance.
+    @Sendable private func signOutEverywhere(_ request: Request, context: KioskRequestContext) async throws -> Response {
+        try await signOut(request, context: context) { store, user, session, now in
+            try await store.endAllSessions(subject: SessionEnd.readerSubject(user.id),
+                                           keptUntil: now + Int64(context.runtime.readerSessions.lifetimeSeconds), at: now)
+        }
+    }
+
+    private func signOut(_ request: Request, context: KioskRequestContext,
+                         ending: (any KioskStore, User, WebSessions.Session, Int64) async throws -> Void) async throws -> Response {
         let page = try await ReaderPage(request: request, context: context)
         let token = try await WebForm(request).text("csrf")
-        guard let session = page.session, page.sessions.acceptsCSRF(token, binding: session.cookie) else {
+        guard let session = page.session, let user = page.user, page.sessions.acceptsCSRF(token, binding: session.cookie) else {
             throw KioskHTTPError.forbidden("the form is missing its CSRF token or it does not match the session; reload the page and try again")
         }
+        try await ending(context.environment.service.store, user, session, page.now)
         var response = Response(status: .seeOther, headers: [.location: page.base + "/", .cacheControl: "no-store"])
         response.setCookie(page.sessions.signOut())
         return response
@@ -94,9 +113,11 @@ struct ReaderPage: Sendable {
         base = "/web/" + (appKey.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? appKey)
         let session = sessions.session(of: request, now: now)
         var user: User?
+        let store = environment.service.store
         if let session, let userID = Int(WebSessions.subject(of: session.payload)),
-           let stored = try await environment.service.store.user(id: userID),
-           session.payload == WebSessions.payload(String(stored.id), passwordHash: stored.passwordHash) {
+           let stored = try await store.user(id: userID),
+           session.payload == WebSessions.payload(String(stored.id), passwordHash: stored.passwordHash),
+           try await !store.sessionHasEnded(subject: SessionEnd.readerSubject(userID), session: session.id, began: session.began) {
             user = stored
         }
         self.session = user == nil ? nil : session
@@ -132,22 +153,29 @@ struct ReaderPage: Sendable {
         let editionID = try editionID()
         let (offered, newest) = try await service.issues(appKey: app.key, identityKey: "", editionID: editionID,
                                                          from: nil, direction: .descending, limit: 1)
-        guard let month = Month(monthParameter ?? "") ?? newest.first.map({ Month($0.date) }) else {
-            throw KioskError.noPublishedIssue(editionID: editionID, date: nil)
+        let chosen: IssueMonth?
+        if let monthParameter, !monthParameter.isEmpty {
+            guard let month = IssueMonth(monthParameter) else {
+                throw KioskError.invalidArgument(parameter: "mes", problem: "a month is written YYYY-MM, years 0001 to 9999")
+            }
+            chosen = month
+        } else {
+            chosen = newest.first.map { IssueMonth($0.date) }
         }
+        guard let month = chosen else { throw KioskError.noPublishedIssue(editionID: editionID, date: nil) }
         let (_, inMonth) = try await service.issues(appKey: app.key, identityKey: "", editionID: editionID,
                                                     from: month.last, direction: .descending, limit: 31)
-        let (_, before) = try await service.issues(appKey: app.key, identityKey: "", editionID: editionID,
-                                                   from: month.first.adding(days: -1), direction: .descending, limit: 1)
-        let (_, after) = try await service.issues(appKey: app.key, identityKey: "", editionID: editionID,
-                                                  from: month.last.adding(days: 1), direction: .ascending, limit: 1)
+        let before = month.first == .earliest ? [] : try await service.issues(
+            appKey: app.key, identityKey: "", editionID: editionID, from: month.first.adding(days: -1), direction: .descending, limit: 1).1
+        let after = month.last == .latest ? [] : try await service.issues(
+            appKey: app.key, identityKey: "", editionID: editionID, from: month.last.adding(days: 1), direction: .ascending, limit: 1).1
         let archiveURL = "\(base)/edicio/\(editionID)"
         let view = ArchiveView(
             title: offered.publicationName, edition: offered.edition.name, monthLabel: month.label(language),
-            previousURL: before.first.map { "\(archiveURL)?mes=\(Month($0.date))" },
-            previousLabel: before.first.map { Month($0.date).label(language) },
-            nextURL: after.first.map { "\(archiveURL)?mes=\(Month($0.date))" },
-            nextLabel: after.first.map { Month($0.date).label(language) },
+            previousURL: before.first.map { "\(archiveURL)?mes=\(IssueMonth($0.date))" },
+            previousLabel: before.first.map { IssueMonth($0.date).label(language) },
+            nextURL: after.first.map { "\(archiveURL)?mes=\(IssueMonth($0.date))" },
+            nextLabel: after.first.map { IssueMonth($0.date).label(language) },
             issues: inMonth.filter { month.contains($0.date) }.map {
                 ArchiveView.Issue(date: $0.date.description, url: "\(archiveURL)/\($0.date)", coverURL: $0.coverPath.map(link) ?? "")
             })
@@ -164,7 +192,7 @@ struct ReaderPage: Sendable {
         let bundle = try await environment.bundles.bundle(for: contents, offered: offered)
         let view = IssueView(
             title: offered.publicationName, edition: offered.edition.name, date: date.description,
-            archiveURL: "\(base)/edicio/\(editionID)?mes=\(Month(date))",
+            archiveURL: "\(base)/edicio/\(editionID)?mes=\(IssueMonth(date))",
             bundleURL: link(bundle.path), bundleSize: String(bundle.size), bundleSHA256: bundle.sha256,
             pages: contents.pages.map {
                 IssueView.Page(number: $0.number, section: $0.section.name, jpgURL: link($0.files.jpg),
@@ -178,13 +206,14 @@ struct ReaderPage: Sendable {
         var view = SearchView(query: searchText, hits: [])
         if !searchText.isEmpty {
             do {
-                let results = try await environment.service.search(appKey: app.key, identityKey: "", text: searchText, editionID: nil,
+                let results = try await environment.service.search(appKey: app.key, by: .webReader(userID: readerID), text: searchText, editionID: nil,
                                                                    from: nil, through: nil, limit: PageSearch.defaultLimit)
                 view.hits = results.map { result in
                     let hit = result.hit
                     return SearchView.Hit(title: result.offered.publicationName, edition: result.offered.edition.name,
                                           date: hit.date.description, page: hit.pageNumber,
-                                          url: "\(base)/edicio/\(hit.editionID)/\(hit.date)#p\(hit.pageNumber)", fragment: hit.fragment)
+                                          url: "\(base)/edicio/\(hit.editionID)/\(hit.date)#p\(hit.pageNumber)", fragment: hit.fragment,
+                                          hasExcerpt: !hit.fragment.isEmpty)
                 }
             } catch KioskError.invalidArgument(_, let problem) {
                 view.problem = problem
@@ -198,7 +227,7 @@ struct ReaderPage: Sendable {
         let subscriptions = try await environment.service.subscriptions(appKey: app.key, userID: user.id)
         let view = AccountView(
             name: user.name.isEmpty ? user.username : user.name, username: user.username, email: user.email,
-            hasSubscriptions: !subscriptions.isEmpty,
+            hasSubscriptions: !subscriptions.isEmpty, csrf: session.map { sessions.csrfToken($0) } ?? "",
             subscriptions: subscriptions.map {
                 AccountView.Subscription(edition: "\($0.edition.publicationName) · \($0.edition.edition.name)", until: $0.until.description)
             })
@@ -220,21 +249,6 @@ struct ReaderPage: Sendable {
     }
 }
 
-/// A calendar month of the archive (`YYYY-MM` in URLs).
-struct Month: Sendable, CustomStringConvertible {
-    let year: Int
-    let month: Int
-    init(_ date: IssueDate) { year = date.year; month = date.month }
-    init?(_ text: String) {
-        guard text.utf8.count == 7, let date = IssueDate(text + "-01") else { return nil }
-        self.init(date)
-    }
-    var first: IssueDate { IssueDate(year: year, month: month, day: 1)! }
-    var last: IssueDate {
-        let next = month == 12 ? IssueDate(year: year + 1, month: 1, day: 1)! : IssueDate(year: year, month: month + 1, day: 1)!
-        return next.adding(days: -1)
-    }
-    func contains(_ date: IssueDate) -> Bool { date.year == year && date.month == month }
+extension IssueMonth {
     func label(_ language: WebLanguage) -> String { "\(language.months[month - 1]) \(year)" }
-    var description: String { "\(year)-\(month < 10 ? "0" : "")\(month)" }
 }

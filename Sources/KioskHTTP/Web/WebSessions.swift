@@ -9,7 +9,9 @@ import KioskModels
 /// compute it.
 ///
 /// The cookie is `HttpOnly`, scoped to its path, `Secure` when Kiosk is reached over TLS, with the
-/// `SameSite` given. Its value is `<payload, base64url>.<expiry>.<HMAC-SHA256, base64url>`.
+/// `SameSite` given. Its value is `<payload and session id, base64url>.<expiry>.<HMAC-SHA256, base64url>`.
+/// The session id (random) lets a sign-out end that session on every instance: the pages check
+/// `KioskStore.sessionHasEnded` on each request.
 package struct WebSessions: Sendable {
     package let cookieName: String
     package let path: String
@@ -28,9 +30,12 @@ package struct WebSessions: Sendable {
         csrfKey = SymmetricKey(data: SHA256.hash(data: secret + Array("csrf".utf8)))
     }
 
-    /// The cookie that signs `payload` (a user id, an operator's name) in until `now` + the lifetime.
+    /// The cookie that signs `payload` (a user id, an operator's name) in until `now` + the lifetime, as a
+    /// new session.
     package func signIn(_ payload: String, now: Int64) -> Cookie {
-        let value = Base64URL.encode(Array(payload.utf8)) + "." + String(now + Int64(lifetimeSeconds))
+        var id = SystemRandomNumberGenerator()
+        let session = Base64URL.encode((0..<12).map { _ in UInt8.random(in: 0...255, using: &id) })
+        let value = Base64URL.encode(Array((payload + "\n" + session).utf8)) + "." + String(now + Int64(lifetimeSeconds))
         return cookie(value + "." + signature(value), maxAge: lifetimeSeconds)
     }
 
@@ -56,8 +61,13 @@ package struct WebSessions: Sendable {
         let parts = value.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, let expires = Int64(parts[1]), now <= expires,
               ConstantTime.equals(Array(parts[2].utf8), Array(signature("\(parts[0]).\(parts[1])").utf8)),
-              let payload = Base64URL.decode(String(parts[0])) else { return nil }
-        return Session(cookie: value, payload: String(decoding: payload, as: UTF8.self))
+              let decoded = Base64URL.decode(String(parts[0])) else { return nil }
+        let signed = String(decoding: decoded, as: UTF8.self)
+        guard let cut = signed.lastIndex(of: "\n") else { return nil }
+        let (began, overflow) = expires.subtractingReportingOverflow(Int64(lifetimeSeconds))
+        guard !overflow else { return nil }
+        return Session(cookie: value, payload: String(signed[..<cut]), id: String(signed[signed.index(after: cut)...]),
+                       began: began, expires: expires)
     }
 
     /// The token a form of `session` carries.
@@ -72,10 +82,14 @@ package struct WebSessions: Sendable {
         !value.isEmpty && ConstantTime.equals(Array(token.utf8), Array(csrfToken(binding: value).utf8))
     }
 
-    /// A valid session: its cookie value (what CSRF tokens are bound to) and what it names.
+    /// A validly signed session: its cookie value (what CSRF tokens are bound to), what it names, its id,
+    /// when it began and when it expires (Unix seconds). Whether it was ended is the store's to say.
     package struct Session: Sendable {
         package let cookie: String
         package let payload: String
+        package let id: String
+        package let began: Int64
+        package let expires: Int64
     }
 
     private func signature(_ value: String) -> String {

@@ -37,6 +37,8 @@ struct AccountView {
     struct Subscription { var edition, until: String }
     var name, username, email: String
     var hasSubscriptions: Bool
+    /// The "sign out everywhere" form's token.
+    var csrf: String
     var subscriptions: [Subscription]
 }
 
@@ -47,7 +49,11 @@ struct MessageView {
 }
 
 struct SearchView {
-    struct Hit { var title, edition, date: String; var page: Int; var url: String; var fragment: String }
+    struct Hit {
+        var title, edition, date: String; var page: Int; var url: String; var fragment: String
+        /// Stored (templates read stored properties): false on issues the reader may not open.
+        var hasExcerpt: Bool
+    }
     var query: String
     var problem: String?
     var hits: [Hit]

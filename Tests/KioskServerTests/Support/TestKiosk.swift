@@ -29,14 +29,15 @@ struct TestKiosk {
     /// The secret links and keys are signed with (also given to the binary as `KIOSK_SECRET`).
     static let secret = "test-secret-test-secret-test-secret-0123"
 
-    init(_ adjust: (inout KioskConfiguration) -> Void = { _ in }) async throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("kiosk-test-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    /// A kiosk of its own, or with `directory`, one more instance on the database and editions there.
+    init(directory: URL? = nil, _ adjust: (inout KioskConfiguration) -> Void = { _ in }) async throws {
+        self.directory = directory ?? FileManager.default.temporaryDirectory.appendingPathComponent("kiosk-test-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: self.directory, withIntermediateDirectories: true)
         var configuration = try KioskConfiguration.load(from: TestKiosk.repositoryRoot + "/Config/kiosk.yaml")
         configuration.apiClients = configuration.apiClients.map(DevelopmentAccounts.cheap)
         configuration.publishers = configuration.publishers.map(DevelopmentAccounts.cheap)
-        configuration.server.database = directory.path + "/kiosk.sqlite"
-        configuration.server.editions = directory.path + "/Editions"
+        configuration.server.database = self.directory.path + "/kiosk.sqlite"
+        configuration.server.editions = self.directory.path + "/Editions"
         configuration.server.samples = nil
         adjust(&configuration)
         self.configuration = configuration
@@ -58,6 +59,12 @@ struct TestKiosk {
         factory.clock = clock
         self.factory = factory
         runtime = RuntimeBox(try factory.makeRuntime(configuration))
+    }
+
+    /// A second instance of `other`: the same configuration, database, editions and secret.
+    init(sharingDatabaseOf other: TestKiosk) async throws {
+        let configuration = other.configuration
+        try await self.init(directory: other.directory) { $0 = configuration }
     }
 
     /// Runs `body` with the server listening on a free loopback port.

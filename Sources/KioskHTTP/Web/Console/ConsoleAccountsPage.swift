@@ -20,17 +20,19 @@ extension ConsolePage {
         let view = AccountsView(editable: editable, kinds: AccountKind.allCases.map { kind in
             AccountsView.Kind(
                 kind: kind.rawValue, title: text["kind_" + kind.rawValue] ?? kind.rawValue, isOperator: kind == .operator,
+                isPublisher: kind == .publisher,
                 editable: editable,
                 accounts: stored.filter { $0.kind == kind }.map {
                     .init(kind: kind.rawValue, username: $0.username, role: $0.role.map { text[$0.rawValue] ?? $0.rawValue },
                           isEditor: $0.role == .editor, isSelf: kind == .operator && $0.username == operatorAccount.username,
-                          editable: editable)
+                          isOperator: kind == .operator, editable: editable,
+                          scope: kind == .publisher ? Self.scopeRow($0.scope) : nil)
                 })
         })
         return render("console_accounts", text["accounts"] ?? "", view, notice: notice, status: status)
     }
 
-    /// One change to the accounts (`action`: `add`, `password`, `role`, `remove`).
+    /// One change to the accounts (`action`: `add`, `password`, `role`, `scope`, `remove`).
     func changeAccount(_ request: Request) async throws -> Response {
         try requireEditableCatalogue("accounts_from_file")
         let form = self.form ?? WebForm.empty
@@ -45,6 +47,7 @@ extension ConsolePage {
         let action = form.text("action")
         switch action {
         case "add", "password":
+            if action == "add", !Identifier.isUsername(username) { return try await refuse("username: \(Identifier.usernameRule)") }
             guard (action == "add") == (index == nil) else {
                 return try await refuse(action == "add" ? "\(subject): already exists" : "\(subject): no such account")
             }
@@ -59,7 +62,20 @@ extension ConsolePage {
                 catalogue.accounts[index].passwordHash = hash
             } else {
                 let role = kind == .operator ? OperatorRole(rawValue: form.text("role")) ?? .editor : nil
-                catalogue.accounts.append(Account(kind: kind, username: username, passwordHash: hash, role: role))
+                var scope: PublisherScope?
+                if kind == .publisher {
+                    switch Self.chosenScope(form) {
+                    case .success(let chosen): scope = chosen
+                    case .failure(let refused): return try await refuse(refused.message)
+                    }
+                }
+                catalogue.accounts.append(Account(kind: kind, username: username, passwordHash: hash, role: role, scope: scope))
+            }
+        case "scope":
+            guard let index, kind == .publisher else { return try await refuse("scope: only a publisher has one") }
+            switch Self.chosenScope(form) {
+            case .success(let chosen): catalogue.accounts[index].scope = chosen
+            case .failure(let refused): return try await refuse(refused.message)
             }
         case "role":
             guard let index, kind == .operator, let role = OperatorRole(rawValue: form.text("role")) else {
@@ -89,9 +105,45 @@ extension ConsolePage {
         return redirect("/admin/accounts#\(kind.rawValue)-\(username.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")")
     }
 
+    /// Ends every session of an operator (the form's `username`; one's own included), on every instance,
+    /// whoever owns the catalogue; audited.
+    func endOperatorSessions() async throws -> Response {
+        try requireConfiguring()
+        let username = (form ?? WebForm.empty).text("username")
+        guard try await runtime.accounts.current().operators[username] != nil else {
+            return try await accounts(notice: "\(AccountKind.operator.rawValue):\(username): no such account", status: .unprocessableContent)
+        }
+        try await database.endAllSessions(subject: SessionEnd.operatorSubject(username),
+                                          keptUntil: now + Int64(sessions.lifetimeSeconds), at: now)
+        try await audit("account.end_sessions", Account(kind: .operator, username: username, passwordHash: "").label, after: "every session ended")
+        return redirect(username == operatorAccount.username ? "/admin/sign-in" : "/admin/accounts#operator-\(username.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")")
+    }
+
+    static func scopeRow(_ scope: PublisherScope?) -> AccountsView.Scope {
+        guard let scope else { return .init(shown: "", publications: "", editions: "", every: true) }
+        return .init(shown: scope.description, publications: scope.publications.sorted().map(String.init).joined(separator: ","),
+                     editions: scope.editions.sorted().map(String.init).joined(separator: ","), every: false)
+    }
+
+    /// The form's scope: nil with `every` checked; otherwise its `publications` and `editions` (comma
+    /// lists of ids; both empty: nothing).
+    static func chosenScope(_ form: WebForm) -> Result<PublisherScope?, ScopeRefused> {
+        if form.text("every") == "1" { return .success(nil) }
+        guard let publications = PublisherScope.ids(Substring(form.text("publications"))),
+              let editions = PublisherScope.ids(Substring(form.text("editions"))) else {
+            return .failure(ScopeRefused())
+        }
+        return .success(PublisherScope(publications: publications, editions: editions))
+    }
+
+    struct ScopeRefused: Error {
+        let message = "scope: publications and editions are lists of ids separated by commas, e.g. 1,2"
+    }
+
     /// What the audit log shows of an account: its kind, name and role, never its hash.
     static func describe(_ account: Account) -> String {
         account.label + (account.role.map { " (\($0.rawValue))" } ?? "")
+            + (account.kind == .publisher ? " (" + (account.scope?.description ?? "every edition") + ")" : "")
     }
 
     enum PasswordChoice: Equatable {
@@ -105,8 +157,8 @@ extension ConsolePage {
         let password = form["password"] ?? "", again = form["password2"] ?? ""
         if password.isEmpty && again.isEmpty { return .generate }
         guard password == again else { return .refused("password: the two passwords differ") }
-        guard password.count >= minimumPasswordLength else {
-            return .refused("password: must have at least \(minimumPasswordLength) characters")
+        guard password.count >= minimumPasswordLength, password.utf8.count <= PasswordLimits.maxBytes else {
+            return .refused("password: must have at least \(minimumPasswordLength) characters and at most \(PasswordLimits.maxBytes) bytes")
         }
         return .typed(password)
     }
@@ -119,8 +171,13 @@ extension ConsolePage {
 }
 
 struct AccountsView {
-    struct Row { var kind, username: String; var role: String?; var isEditor, isSelf, editable: Bool }
-    struct Kind { var kind, title: String; var isOperator, editable: Bool; var accounts: [Row] }
+    struct Row {
+        var kind, username: String; var role: String?; var isEditor, isSelf, isOperator, editable: Bool
+        /// A publisher's scope as shown, and as its form's fields hold it.
+        var scope: Scope?
+    }
+    struct Scope { var shown, publications, editions: String; var every: Bool }
+    struct Kind { var kind, title: String; var isOperator, isPublisher, editable: Bool; var accounts: [Row] }
     var editable: Bool
     var kinds: [Kind]
 }

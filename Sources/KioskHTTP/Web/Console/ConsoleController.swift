@@ -16,7 +16,7 @@ package struct ConsoleController {
     package func addRoutes(to group: RouterGroup<KioskRequestContext>) {
         group.get("/admin/sign-in", use: signInForm)
         group.post("/admin/sign-in", use: signIn)
-        group.post("/admin/sign-out", use: console { page, _ in page.signOut() })
+        group.post("/admin/sign-out", use: console { page, _ in try await page.signOut() })
         group.get("/admin", use: console { page, request in try await page.dashboard(request) })
         group.get("/admin/apps", use: console { page, _ in try await page.apps() })
         group.post("/admin/apps/:app", use: console { page, request in try await page.changeApp(request) })
@@ -30,6 +30,7 @@ package struct ConsoleController {
         group.post("/admin/readers", use: console { page, request in try await page.changeReader(request) })
         group.get("/admin/accounts", use: console { page, _ in try await page.accounts() })
         group.post("/admin/accounts", use: console { page, request in try await page.changeAccount(request) })
+        group.post("/admin/accounts/sessions", use: console { page, _ in try await page.endOperatorSessions() })
         group.get("/admin/audit", use: console { page, _ in try await page.audit() })
         group.get("/admin/console.js") { _, _ in
             Response(status: .ok, headers: [.contentType: "text/javascript; charset=utf-8", .cacheControl: "no-cache"],

@@ -26,7 +26,10 @@ struct ConsolePage: Sendable {
         now = runtime.environment.service.clock.now
         guard let session = sessions.session(of: request, now: now),
               let account = try await runtime.accounts.current().operators[WebSessions.subject(of: session.payload)],
-              session.payload == WebSessions.payload(account.username, passwordHash: account.passwordHash) else { return nil }
+              session.payload == WebSessions.payload(account.username, passwordHash: account.passwordHash),
+              try await !runtime.console.database.sessionHasEnded(subject: SessionEnd.operatorSubject(account.username),
+                                                                  session: session.id, began: session.began)
+        else { return nil }
         self.session = session
         operatorAccount = account
         database = runtime.console.database
@@ -86,7 +89,10 @@ struct ConsolePage: Sendable {
                                                   before: before, after: after))
     }
 
-    func signOut() -> Response {
+    /// Ends this session, on every instance.
+    func signOut() async throws -> Response {
+        try await database.endSession(subject: SessionEnd.operatorSubject(operatorAccount.username), session: session.id,
+                                      keptUntil: session.expires, at: now)
         var response = redirect("/admin/sign-in")
         response.setCookie(sessions.signOut())
         return response
@@ -95,11 +101,10 @@ struct ConsolePage: Sendable {
     // MARK: Dashboard
 
     func dashboard(_ request: Request) async throws -> Response {
-        let today = IssueDate(unixTime: now)
-        let to = request.uri.queryParameters.get("to").flatMap { IssueDate($0) } ?? today
-        let from = request.uri.queryParameters.get("from").flatMap { IssueDate($0) } ?? to.adding(days: -29)
+        let period = try Self.period(request, today: IssueDate(unixTime: now))
+        let from = period.first, to = period.last
         let statistics = try await database.statistics(StatisticsQuery(from: from, to: to, topIssues: 10))
-        let activity = try await database.activity(from: from, through: to)
+        let activity = try await database.activity(in: period)
         var byDay: [IssueDate: Int] = [:]
         for row in statistics.byEditionAndDay { byDay[row.day, default: 0] += row.downloads }
         var devicesByDay: [IssueDate: Int] = [:]
@@ -118,6 +123,24 @@ struct ConsolePage: Sendable {
             signInFailures: activity.signInFailures, bundleBuilds: activity.bundleBuilds,
             bundleMegabytes: String(format: "%.1f", Double(activity.bundleBytes) / 1_000_000))
         return render("console_dashboard", text["dashboard"] ?? "", view)
+    }
+
+    /// The dashboard's `from` and `to` (`YYYY-MM-DD`, both optional: the 30 days up to `to`, which is
+    /// today by default); a date that is not one, or a start after the end, is a 400 saying so.
+    static func period(_ request: Request, today: IssueDate) throws -> DayPeriod {
+        func date(_ name: String) throws -> IssueDate? {
+            guard let text = request.uri.queryParameters.get(name), !text.isEmpty else { return nil }
+            guard let date = IssueDate(text) else {
+                throw KioskHTTPError.badRequest("\(name) must be a day written YYYY-MM-DD (years 0001 to 9999)")
+            }
+            return date
+        }
+        let to = try date("to") ?? today
+        let from = try date("from") ?? to.adding(days: -29)
+        guard let period = DayPeriod(first: from, last: to) else {
+            throw KioskHTTPError.badRequest("the period starts (from=\(from)) after it ends (to=\(to)): choose a start on or before the end")
+        }
+        return period
     }
 
     // MARK: Issues
@@ -229,7 +252,9 @@ struct ConsolePage: Sendable {
         case "add":
             if let problem = UsernameRule.problem(with: username) { return try await refuse(problem) }
             let password = form["password"] ?? ""
-            guard password.count >= 8 else { return try await refuse("password: must have at least 8 characters") }
+            guard password.count >= 8, password.utf8.count <= PasswordLimits.maxBytes else {
+                return try await refuse("password: must have at least 8 characters and at most \(PasswordLimits.maxBytes) bytes")
+            }
             do {
                 _ = try await database.addUser(username: username, name: form.text("name"), email: form.text("email"),
                                                passwordHash: try await passwords.hash(password), at: now)
@@ -244,11 +269,20 @@ struct ConsolePage: Sendable {
             try await audit("reader.subscribe", username, after: "edition \(edition) until \(until)")
         case "password":
             let password = form["password"] ?? ""
-            guard password.count >= 8 else { return try await refuse("password: must have at least 8 characters") }
+            guard password.count >= 8, password.utf8.count <= PasswordLimits.maxBytes else {
+                return try await refuse("password: must have at least 8 characters and at most \(PasswordLimits.maxBytes) bytes")
+            }
             guard try await database.setPasswordHash(username: username, to: try await passwords.hash(password)) else {
                 return try await refuse(UserAdministrationError.unknownUser(username).description)
             }
             try await audit("reader.password", username, after: "reset")
+        case "end_sessions":
+            guard let user = try await database.user(username: username) else {
+                return try await refuse(UserAdministrationError.unknownUser(username).description)
+            }
+            try await database.endAllSessions(subject: SessionEnd.readerSubject(user.id),
+                                              keptUntil: now + Int64(runtime.readerSessions.lifetimeSeconds), at: now)
+            try await audit("reader.end_sessions", username, after: "every session ended")
         case "unlock":
             let cleared = try await database.clearSignInFailures(username: username)
             try await audit("reader.unlock", username, before: "\(cleared) failed sign-ins", after: "0")

@@ -46,7 +46,13 @@ struct ConsoleSignIn {
             maxFailures: policy.maxFailures, at: now)
         else { return try await self.form(problem: text["locked_out"], status: .tooManyRequests) }
         let entry = try await context.runtime.accounts.current().operators[username]
-        guard await service.passwords.verify(password, against: entry?.passwordHash), let entry, !password.isEmpty else {
+        let matches: Bool
+        do {
+            matches = try await service.passwords.verify(password, against: entry?.passwordHash, username: "operator:" + username)
+        } catch KioskError.tooManySignInAttempts {
+            return try await self.form(problem: text["locked_out"], status: .tooManyRequests)
+        }
+        guard matches, let entry, !password.isEmpty else {
             return try await self.form(problem: text["wrong_credentials"], status: .unauthorized)
         }
         try await store.forgetSignInAttempt(attempt)

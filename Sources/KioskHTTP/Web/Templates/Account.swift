@@ -11,6 +11,7 @@ extension WebTemplates {
     <table aria-labelledby="subscriptions">{{#hasSubscriptions}}<thead><tr><th scope="col">{{t.edition}}</th><th scope="col">{{t.until}}</th></tr></thead>{{/hasSubscriptions}}
     <tbody>{{#subscriptions}}<tr><td>{{edition}}</td><td><time datetime="{{until}}">{{until}}</time></td></tr>{{/subscriptions}}</tbody>
     </table>
+    <form method="post" action="{{base}}/sortir-arreu"><input type="hidden" name="csrf" value="{{csrf}}"><button type="submit">{{t.sign_out_everywhere}}</button></form>
     {{/content}}
     {{/main}}{{/layout}}
     """#

@@ -1,5 +1,6 @@
 extension WebTemplates {
-    /// `/web/{app}/cerca?q=…`: pages whose text matches, newest first, each with its highlighted excerpt.
+    /// `/web/{app}/cerca?q=…`: pages whose text matches, newest first, each with its highlighted excerpt
+    /// (on issues the reader may open; the others name the page only).
     static let search = #"""
     {{<layout}}{{$main}}
     {{#content}}
@@ -8,7 +9,7 @@ extension WebTemplates {
     {{^hits}}{{^problem}}<p>{{t.no_results}}</p>{{/problem}}{{/hits}}
     <ol class="hits">
     {{#hits}}<li><a href="{{url}}">{{title}} · {{edition}} · {{date}} · {{t.page}} {{page}}</a>
-    <p class="meta">{{{fragment}}}</p></li>{{/hits}}
+    <p class="meta">{{#hasExcerpt}}{{{fragment}}}{{/hasExcerpt}}{{^hasExcerpt}}{{t.excerpt_for_subscribers}}{{/hasExcerpt}}</p></li>{{/hits}}
     </ol>
     {{/content}}
     {{/main}}{{/layout}}

@@ -19,6 +19,8 @@ extension WebTemplates {
     <button type="submit">{{t.reset_password}}</button></form>
     <form method="post" action="/admin/readers"><input type="hidden" name="csrf" value="{{frame.csrf}}"><input type="hidden" name="username" value="{{username}}"><input type="hidden" name="action" value="unlock">
     <button type="submit">{{t.clear_lockout}}</button></form>
+    <form method="post" action="/admin/readers"><input type="hidden" name="csrf" value="{{frame.csrf}}"><input type="hidden" name="username" value="{{username}}"><input type="hidden" name="action" value="end_sessions">
+    <button type="submit">{{t.end_sessions}}</button></form>
     </td></tr>{{/readers}}</tbody></table>
     </section>
     {{/searched}}
