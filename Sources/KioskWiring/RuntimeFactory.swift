@@ -1,5 +1,6 @@
 import Foundation
 import KioskEditions
+import KioskFiles
 import KioskModels
 import KioskRPC
 import KioskStorage
@@ -18,6 +19,8 @@ struct RuntimeFactory: Sendable {
     var clock: any KioskClock = SystemClock()
     /// Where XML-RPC calls, store calls and bundle builds are recorded (nil: nowhere).
     var metrics: KioskMetrics?
+    /// Where the PDF tools run (nil: as the server's user); found once at start.
+    var pdfSandbox: Sandbox?
 
     func makeRuntime(_ configuration: KioskConfiguration) throws -> KioskRuntime {
         let instrumented: any KioskStore = metrics.map { InstrumentedKioskStore(store, metrics: $0) as any KioskStore } ?? store
@@ -48,7 +51,7 @@ struct RuntimeFactory: Sendable {
         if let metrics {
             dispatcher.observer = { method, fault, seconds in metrics.observeXMLRPC(method: method, faultCode: fault?.code, seconds: seconds) }
         }
-        let publishing = PublishEndpoint(publisher: editions.publisher(), pdfOptions: configuration.pdf.importOptions,
+        let publishing = PublishEndpoint(publisher: editions.publisher(), pdfOptions: configuration.pdf.importOptions(sandbox: pdfSandbox),
                                          maxUploadBytes: Int64(configuration.limits.maxUploadBytes), logger: logger)
         return KioskRuntime(
             configuration: configuration, environment: environment, dispatcher: dispatcher,
