@@ -175,10 +175,10 @@ let package = Package(
             ],
             swiftSettings: swiftSettings),
 
-        // Shared by the test targets: the store conformance suite, the sample catalogue, issue folders, test doubles.
+        // Shared by the test targets: the store conformance suite, the sample catalogue, issue folders, test doubles, the sandbox.
         .target(
             name: "KioskTestSupport",
-            dependencies: ["KioskModels", "KioskStorage", "CSystemCalls"],
+            dependencies: ["KioskModels", "KioskStorage", "KioskFiles", "CSystemCalls"],
             path: "Tests/KioskTestSupport",
             swiftSettings: swiftSettings),
 

@@ -41,21 +41,52 @@ static inline int kiosk_pidfd_open(pid_t pid) {
 #endif
 }
 
+// "/proc/self/fd/<fd>" into `buffer` (at least 32 bytes), without library calls (for a vfork child).
+static inline void kiosk_fd_path(char *buffer, int fd) {
+    const char prefix[] = "/proc/self/fd/";
+    int n = 0;
+    for (; prefix[n]; n++) buffer[n] = prefix[n];
+    char digits[12];
+    int count = 0;
+    do { digits[count++] = (char)('0' + fd % 10); fd /= 10; } while (fd > 0 && count < 11);
+    while (count > 0) buffer[n++] = digits[--count];
+    buffer[n] = 0;
+}
+
+// The most paths kiosk_spawn_isolated stages for one child.
+#define KIOSK_MAX_STAGED 32
+// Linux's values; glibc declares them only with _GNU_SOURCE.
+#define KIOSK_O_PATH 010000000
+#define KIOSK_CLONE_NEWNS 0x00020000
+
 // Starts `path` as an isolated child without any helper program: vfork, then in the child (only system
 // calls, as posix_spawn's own child does) a process group of its own, the network namespace `netns_fd`
 // (when >= 0), the resource limits (processor seconds soft/hard, address space, file size, no core
 // dumps), standard input from /dev/null, standard output and error into the given files, the working
 // folder, every other descriptor closed, all signals at their defaults and unblocked, then execve.
+//
+// For a sandbox (IsolatedProcess with a Sandbox) two more steps come before execve. Staging, when
+// `stage_root` is not NULL: the child takes a private mount namespace, opens the NULL-terminated
+// `stage_sources`, mounts an empty tmpfs on `stage_root` and bind-mounts each source on the matching
+// `stage_targets` entry there (a folder or an empty file made for it), so that a program started as
+// another user reaches them without searching the folders above them. Then, when `gid` and
+// `uid` are >= 0, the child drops to them for good (no supplementary groups; raw system calls, not
+// glibc's, whose set*id calls signal every thread of the parent).
+//
 // Returns the child's pid, or -errno when it could not be started (the child's own errno when a step
 // in it failed). Signals are blocked in the calling thread while the child shares its memory.
 #include <pthread.h>
 #include <signal.h>
 #include <fcntl.h>
+#include <sys/mount.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 static inline pid_t kiosk_spawn_isolated(const char *path, char *const argv[], char *const envp[], const char *folder,
                                          const char *stdout_path, const char *stderr_path, int netns_fd,
-                                         long cpu_seconds, long long memory_bytes, long long file_bytes) {
+                                         long cpu_seconds, long long memory_bytes, long long file_bytes,
+                                         const char *stage_root, const char *const stage_sources[],
+                                         const char *const stage_targets[], long uid, long gid) {
     volatile int child_error = 0;
     sigset_t all, old;
     sigfillset(&all);
@@ -75,6 +106,38 @@ static inline pid_t kiosk_spawn_isolated(const char *path, char *const argv[], c
         if ((fd = open(stdout_path, O_WRONLY | O_CREAT | O_TRUNC, 0600)) < 0 || dup2(fd, 1) < 0) goto fail;
         if ((fd = open(stderr_path, O_WRONLY | O_CREAT | O_TRUNC, 0600)) < 0 || dup2(fd, 2) < 0) goto fail;
         if (chdir(folder) != 0) goto fail;
+        if (stage_root != NULL) {
+            int sources[KIOSK_MAX_STAGED];
+            int count = 0;
+            char source_path[32];
+            if (syscall(SYS_unshare, KIOSK_CLONE_NEWNS) != 0) goto fail;
+            if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) goto fail;
+            // Opened in the new namespace (a bind mount's source must be in the caller's), before the tmpfs
+            // may cover them.
+            for (; stage_sources[count] != NULL; count++) {
+                if (count == KIOSK_MAX_STAGED) { errno = E2BIG; goto fail; }
+                if ((sources[count] = open(stage_sources[count], KIOSK_O_PATH | O_CLOEXEC)) < 0) goto fail;
+            }
+            if (mount("tmpfs", stage_root, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m") != 0) goto fail;
+            for (int i = 0; i < count; i++) {
+                struct stat info;
+                if (fstat(sources[i], &info) != 0) goto fail;
+                if (S_ISDIR(info.st_mode)) {
+                    if (mkdir(stage_targets[i], 0700) != 0) goto fail;
+                } else {
+                    if ((fd = open(stage_targets[i], O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600)) < 0) goto fail;
+                    close(fd);
+                }
+                kiosk_fd_path(source_path, sources[i]);
+                if (mount(source_path, stage_targets[i], NULL, MS_BIND, NULL) != 0) goto fail;
+                close(sources[i]);
+            }
+        }
+        if (gid >= 0) {
+            if (syscall(SYS_setgroups, 0, NULL) != 0) goto fail;
+            if (syscall(SYS_setresgid, (gid_t)gid, (gid_t)gid, (gid_t)gid) != 0) goto fail;
+        }
+        if (uid >= 0 && syscall(SYS_setresuid, (uid_t)uid, (uid_t)uid, (uid_t)uid) != 0) goto fail;
 #ifdef SYS_close_range
         if (syscall(SYS_close_range, 3U, ~0U, 0) != 0)
 #endif

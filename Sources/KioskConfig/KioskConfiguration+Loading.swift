@@ -54,6 +54,10 @@ extension KioskConfiguration {
         guard pdf.wallSeconds >= 1 else { throw fail("pdf.wall_seconds", "must be at least 1") }
         guard pdf.memoryBytes >= 64 << 20 else { throw fail("pdf.memory_bytes", "must be at least 67108864 (64 MiB)") }
         guard pdf.maxOutputBytes >= 1 << 20 else { throw fail("pdf.max_output_bytes", "must be at least 1048576 (1 MiB)") }
+        guard !pdf.sandboxUser.isEmpty else { throw fail("pdf.sandbox_user", "must name an unprivileged user or uid, e.g. nobody") }
+        guard pdf.bwrap.isEmpty || pdf.bwrap.hasPrefix("/") else {
+            throw fail("pdf.bwrap", "must be an absolute path, or empty to find bwrap on PATH; got \"\(pdf.bwrap)\"")
+        }
         guard signIn.maxFailures >= 1 else { throw fail("sign_in.max_failures", "must be at least 1") }
         guard signIn.windowSeconds >= 1 else { throw fail("sign_in.window_seconds", "must be at least 1") }
         guard ["kiosk", "nginx"].contains(links.format) else {

@@ -91,6 +91,7 @@ package struct KioskConfiguration: Codable, Sendable, Equatable {
             case smallImage = "small_image", largeImage = "large_image", jpegQuality = "jpeg_quality"
             case cpuSeconds = "cpu_seconds", memoryBytes = "memory_bytes", wallSeconds = "wall_seconds"
             case maxOutputBytes = "max_output_bytes"
+            case bwrap, sandboxUser = "sandbox_user"
         }
 
         /// Pixel size `WIDTHxHEIGHT` of each page's small image (`jpg/`).
@@ -106,6 +107,10 @@ package struct KioskConfiguration: Codable, Sendable, Equatable {
         package var wallSeconds = 120.0
         /// The most one tool run may write (each file, and its scratch folder in all).
         package var maxOutputBytes: Int64 = 512 << 20
+        /// The bubblewrap program the tools run in (empty: `bwrap` on `PATH`); read at start.
+        package var bwrap = ""
+        /// The unprivileged user (name or numeric uid) the tools run as when the server is root; read at start.
+        package var sandboxUser = "nobody"
 
         /// `WIDTHxHEIGHT` as numbers, or nil when malformed.
         package static func pixels(_ text: String) -> (width: Int, height: Int)? {

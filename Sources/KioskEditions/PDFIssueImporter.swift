@@ -24,12 +24,14 @@ public struct PDFImportOptions: Sendable, Hashable {
     public var limits: ChildLimits
     /// Tool runs at once (default: one per processor).
     public var parallelism: Int
+    /// Where the tools run; nil: as the server's user (`Sandbox`).
+    public var sandbox: Sandbox?
 
     public init(smallImage: Pixels = Pixels(width: 300, height: 400), largeImage: Pixels = Pixels(width: 1200, height: 1600),
                 jpegQuality: Int = 85, limits: ChildLimits = ChildLimits(),
-                parallelism: Int = max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN)))) {
+                parallelism: Int = max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN))), sandbox: Sandbox? = nil) {
         self.smallImage = smallImage; self.largeImage = largeImage; self.jpegQuality = jpegQuality
-        self.limits = limits; self.parallelism = max(1, parallelism)
+        self.limits = limits; self.parallelism = max(1, parallelism); self.sandbox = sandbox
     }
 }
 
@@ -37,10 +39,11 @@ public struct PDFImportOptions: Sendable, Hashable {
 /// per page (ordered by name, numbers in names compared as numbers), and optionally `sections.json`
 /// (`PDFSections`). It checks each PDF (`qpdf --check`, `pdfinfo`), splits the pages (`qpdf`), renders
 /// each page's two images (`pdftoppm`) and extracts its text (`pdftotext`), every tool an isolated child
-/// process (`IsolatedProcess`) with limits, at most `parallelism` at once; writes a classic publish
-/// folder (`issue.json`, `pdf/`, `jpg/`, `jpgA/`, `txt/`) in a locked scratch folder under the editions
-/// directory's `.staging/`, and publishes that with `IssuePublisher`, exactly as a classic folder. The
-/// scratch folder is removed afterwards, whatever happened.
+/// process (`IsolatedProcess`) with limits, in the options' sandbox when there is one, at most
+/// `parallelism` at once; writes a classic publish folder (`issue.json`, `pdf/`, `jpg/`, `jpgA/`, `txt/`)
+/// in a locked scratch folder under the editions directory's `.staging/`, and publishes that with
+/// `IssuePublisher`, exactly as a classic folder. The scratch folder is removed afterwards, whatever
+/// happened.
 public struct PDFIssueImporter: Sendable {
     public let publisher: IssuePublisher
     public let options: PDFImportOptions
@@ -163,6 +166,8 @@ public struct PDFIssueImporter: Sendable {
         }
         if let problem = try ContentCheck.checkPDF(source, size: size) { throw PublishRejected(file: name, problem) }
         let output = try FS.open(target, O_WRONLY | O_CREAT | O_EXCL, mode: 0o600)
+        // Readable by a sandbox's user, whatever the umask (the scratch folder above stays closed to others).
+        guard fchmod(output.fd, 0o644) == 0 else { throw SystemError("fchmod", target) }
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
         defer { buffer.deallocate() }
         var offset: Int64 = 0
@@ -204,7 +209,7 @@ public struct PDFIssueImporter: Sendable {
             }
             return found
         }
-        let tools = PDFToolbox(jobs: scratch + "/jobs", limits: options.limits, executor: executor)
+        let tools = PDFToolbox(jobs: scratch + "/jobs", limits: options.limits, sandbox: options.sandbox, executor: executor)
         let width = options.parallelism
 
         // 1. Each file's page count and sizes (pdfinfo), and its pages, one PDF each written anew by qpdf.

@@ -5,12 +5,15 @@ import Foundation
 import KioskFiles
 
 /// Runs the PDF tools of Debian's poppler-utils and qpdf for a PDF-only publish, each as an isolated
-/// child process (`IsolatedProcess`) in a job folder of its own under the publish's scratch folder,
-/// and turns a failure into a `PublishRejected` naming the file, the page and the tool.
+/// child process (`IsolatedProcess`) in a job folder of its own under the publish's scratch folder, in
+/// the `sandbox` when there is one (seeing only its job folder and the PDF it reads), and turns a failure
+/// into a `PublishRejected` naming the file, the page and the tool.
 struct PDFToolbox: Sendable {
     /// Where job folders are made.
     let jobs: String
     let limits: ChildLimits
+    /// Where the tools run; nil: as the server's user, seeing what it sees.
+    let sandbox: Sandbox?
     let executor: BlockingExecutor
 
     /// What a tool left in its job folder.
@@ -21,17 +24,17 @@ struct PDFToolbox: Sendable {
         func path(_ name: String) -> String { folder + "/" + name }
     }
 
-    /// Runs `tool` in a new job folder named `job`; `file` and `page` name what a refusal is about.
-    /// `accept`: the exit statuses that mean success. Then `finish` runs on the same thread with the job
-    /// (moving its outputs away); the folder is removed afterwards unless `keep`.
-    func run<T: Sendable>(_ tool: String, _ arguments: [String], job name: String, file: String, page: Int? = nil,
+    /// Runs `tool` in a new job folder named `job`, reading `input` (an absolute path); `file` and `page`
+    /// name what a refusal is about. `accept`: the exit statuses that mean success. Then `finish` runs on
+    /// the same thread with the job (moving its outputs away); the folder is removed afterwards unless `keep`.
+    func run<T: Sendable>(_ tool: String, _ arguments: [String], input: String, job name: String, file: String, page: Int? = nil,
                           accept: Set<Int32> = [0], keep: Bool = false,
                           finish: @escaping @Sendable (Job) throws -> T) async throws -> T {
         let job = Job(folder: jobs + "/" + name)
-        let limits = self.limits
+        let limits = self.limits, sandbox = self.sandbox
         return try await executor.run {
             guard mkdir(job.folder, 0o700) == 0 else { throw SystemError("mkdir", job.folder) }
-            let outcome = try IsolatedProcess.run(tool, arguments, in: job.folder, limits: limits)
+            let outcome = try IsolatedProcess.run(tool, arguments, in: job.folder, inputs: [input], limits: limits, sandbox: sandbox)
             if case .exited(let status) = outcome.ending, accept.contains(status) {
                 let result = try finish(job)
                 if !keep { try FS.removeTree(job.folder) }
@@ -55,6 +58,8 @@ struct PDFToolbox: Sendable {
             return "\(tool) crashed on it (signal \(signal))\(detail)"
         case .exited(let status):
             return "\(tool) could not read it (exit status \(status))\(detail)"
+        case .leftOddFile(let name):
+            return "\(tool) left \(name) in its job folder, which is neither a regular file nor a folder; the PDF is hostile"
         }
     }
 
@@ -63,7 +68,7 @@ struct PDFToolbox: Sendable {
     /// `qpdf --check`: the structure parses and every stream decodes (warnings, exit 3, are accepted:
     /// qpdf repaired what it found).
     func check(_ input: String, file: String, job: String) async throws {
-        try await run("qpdf", ["--check", input], job: job, file: file, accept: [0, 3]) { _ in }
+        try await run("qpdf", ["--check", input], input: input, job: job, file: file, accept: [0, 3]) { _ in }
     }
 
     /// A page's size in points, as `pdfinfo` reports it.
@@ -74,7 +79,7 @@ struct PDFToolbox: Sendable {
 
     /// `pdfinfo`: the page count and each page's size (at most `maxPages` are listed).
     func pageSizes(_ input: String, file: String, job: String, maxPages: Int) async throws -> [PageSize] {
-        try await run("pdfinfo", ["-f", "1", "-l", String(maxPages + 1), input], job: job, file: file) { job in
+        try await run("pdfinfo", ["-f", "1", "-l", String(maxPages + 1), input], input: input, job: job, file: file) { job in
             let text = try String(contentsOfFile: job.standardOutput, encoding: .utf8)
             var count: Int?
             var sizes: [PageSize] = []
@@ -101,7 +106,7 @@ struct PDFToolbox: Sendable {
     /// `qpdf --split-pages`: one PDF per page, written by qpdf (document-level actions, scripts and
     /// attachments stay behind); their paths in page order, in a kept job folder.
     func split(_ input: String, file: String, job: String) async throws -> [String] {
-        try await run("qpdf", ["--split-pages", input, "page.pdf"], job: job, file: file, accept: [0, 3], keep: true) { job in
+        try await run("qpdf", ["--split-pages", input, "page.pdf"], input: input, job: job, file: file, accept: [0, 3], keep: true) { job in
             try FS.list(job.folder).filter { $0.hasPrefix("page-") && $0.hasSuffix(".pdf") }
                 .sorted { PDFIssueImporter.naturalOrder($0, $1) }.map(job.path)
         }
@@ -109,7 +114,7 @@ struct PDFToolbox: Sendable {
 
     /// `pdftotext`: each page's text (UTF-8, reading order), from one run over the whole file.
     func texts(_ input: String, file: String, job: String, pageCount: Int) async throws -> [String] {
-        try await run("pdftotext", ["-enc", "UTF-8", input, "text.txt"], job: job, file: file) { job in
+        try await run("pdftotext", ["-enc", "UTF-8", input, "text.txt"], input: input, job: job, file: file) { job in
             let data = try Data(contentsOf: URL(fileURLWithPath: job.path("text.txt")))
             // pdftotext ends every page with a form feed.
             var pages = data.split(separator: 0x0C, omittingEmptySubsequences: false).map { String(decoding: $0, as: UTF8.self) }
@@ -121,7 +126,7 @@ struct PDFToolbox: Sendable {
 
     /// The top-level outline entries (bookmarks) and the pages they point to, through `qpdf --json`.
     func outline(_ input: String, file: String, job: String) async throws -> [PDFSections.Bookmark] {
-        try await run("qpdf", ["--json=2", "--json-key=outlines", input], job: job, file: file, accept: [0, 3]) { job in
+        try await run("qpdf", ["--json=2", "--json-key=outlines", input], input: input, job: job, file: file, accept: [0, 3]) { job in
             let data = try Data(contentsOf: URL(fileURLWithPath: job.standardOutput))
             guard let json = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
                   let outlines = json["outlines"] as? [[String: Any]] else { return [] }
@@ -138,7 +143,7 @@ struct PDFToolbox: Sendable {
                 job: String, to target: String) async throws {
         try await run("pdftoppm", ["-jpeg", "-jpegopt", "quality=\(quality)", "-scale-to-x", String(width),
                                    "-scale-to-y", String(height), "-singlefile", page, "image"],
-                      job: job, file: file, page: pageNumber) { job in
+                      input: page, job: job, file: file, page: pageNumber) { job in
             try FS.rename(job.path("image.jpg"), target)
         }
     }

@@ -34,6 +34,10 @@ public struct ChildOutcome: Sendable, Hashable {
         case timedOut
         /// It ended, but left more than the output limit in its working folder.
         case outputTooLarge(Int64)
+        /// It ended, but left something in its working folder that is neither a regular file nor a folder
+        /// (a symbolic link, a pipe, a socket: never to be followed or read), or a folder that cannot be
+        /// read; its path inside the folder.
+        case leftOddFile(String)
     }
     public var ending: Ending
     /// The tail of what it wrote on standard error (at most 400 bytes, control characters replaced).
@@ -50,6 +54,7 @@ public struct ChildOutcome: Sendable, Hashable {
         case .signaled(let signal): "killed by signal \(signal)\(Self.signalMeaning(signal))"
         case .timedOut: "ran past the wall-clock limit"
         case .outputTooLarge(let bytes): "wrote \(bytes) bytes, past the output limit"
+        case .leftOddFile(let name): "left \(name), neither a regular file nor a folder"
         }
     }
 
@@ -71,8 +76,11 @@ public struct ChildOutcome: Sendable, Hashable {
 /// It is started by `kiosk_spawn_isolated` (CSystemCalls: `vfork`, then in the child only system calls,
 /// as `posix_spawn`'s own child does; never a `fork` of this multi-threaded process), which joins an empty
 /// network namespace (`NetworkNamespace`; when it can be made here, which needs root or user namespaces),
-/// sets the limits and executes the program: no helper program runs per child. Waiting blocks the calling thread: call it from a
-/// `BlockingExecutor` job, never from an event loop or the cooperative pool.
+/// sets the limits and executes the program: no helper program runs per child. With a `Sandbox` the
+/// program it executes is `bwrap`, which runs the real one where it sees only its folder and inputs, as
+/// another user. After the child ends, its folder must hold only regular files and folders within the
+/// output limit. Waiting blocks the calling thread: call it from a `BlockingExecutor` job, never from an
+/// event loop or the cooperative pool.
 public enum IsolatedProcess {
     /// Where the child's standard output and standard error go, inside its working folder.
     public static let standardOutputName = "_stdout"
@@ -83,28 +91,48 @@ public enum IsolatedProcess {
 
     /// Runs `program` (a name looked up in `/usr/bin:/bin`, or a path) with `arguments` in `folder`
     /// (an existing folder of its own, also its `TMPDIR` and `HOME`) under `limits`. Blocking.
-    public static func run(_ program: String, _ arguments: [String], in folder: String,
-                           limits: ChildLimits) throws -> ChildOutcome {
+    ///
+    /// With a `sandbox` the program runs in it (`Sandbox`), seeing `folder` writable and `inputs` (the files
+    /// it reads: absolute paths) read-only, each at its own path, and its working folder is `folder` there
+    /// too; the limits apply to `bwrap` and the program alike. Without one `inputs` are not needed.
+    public static func run(_ program: String, _ arguments: [String], in folder: String, inputs: [String] = [],
+                           limits: ChildLimits, sandbox: Sandbox? = nil) throws -> ChildOutcome {
         let started = FS.monotonic()
         guard let path = program.contains("/") ? program : findProgram(program) else {
             throw SystemError("execve", program, code: ENOENT)
         }
         let environment = ["PATH=/usr/bin:/bin", "HOME=\(folder)", "TMPDIR=\(folder)", "LC_ALL=C.UTF-8"]
-        let argv = ([program] + arguments).map { strdup($0) } + [nil]
+        let plan = try sandbox?.plan(program: path, arguments: arguments, folder: folder, inputs: inputs, asRoot: getuid() == 0)
+        let executable = plan == nil ? path : sandbox.map(\.bwrap) ?? path
+        let argv = (plan?.arguments ?? [program] + arguments).map { strdup($0) } + [nil]
         let envp = environment.map { strdup($0) } + [nil]
+        let stageRoot: UnsafeMutablePointer<CChar>? = plan?.stageRoot.flatMap { strdup($0) }
+        let stageSources = (plan?.stageSources ?? []).map { strdup($0) } + [nil]
+        let stageTargets = (plan?.stageTargets ?? []).map { strdup($0) } + [nil]
         defer {
             argv.forEach { free($0) }
             envp.forEach { free($0) }
+            free(stageRoot)
+            (stageSources + stageTargets).forEach { free($0) }
         }
-        let pid = kiosk_spawn_isolated(path, argv, envp, folder, folder + "/" + standardOutputName, folder + "/" + standardErrorName,
-                                       NetworkNamespace.shared.descriptor() ?? -1, max(1, limits.cpuSeconds),
-                                       limits.memoryBytes, limits.outputBytes)
+        // A sandbox has a network namespace of its own.
+        let network = sandbox == nil ? NetworkNamespace.shared.descriptor() ?? -1 : -1
+        let pid = kiosk_spawn_isolated(executable, argv, envp, folder, folder + "/" + standardOutputName, folder + "/" + standardErrorName,
+                                       network, max(1, limits.cpuSeconds), limits.memoryBytes, limits.outputBytes,
+                                       stageRoot, stageSources.map { UnsafePointer($0) }, stageTargets.map { UnsafePointer($0) },
+                                       plan?.uid ?? -1, plan?.gid ?? -1)
         guard pid > 0 else { throw SystemError("spawn", program, code: -pid) }
-        let ending = wait(for: pid, seconds: limits.wallSeconds)
+        var ending = wait(for: pid, seconds: limits.wallSeconds)
+        // bwrap reports a program that a signal ended as exit status 128 + the signal.
+        if sandbox != nil, case .exited(let status) = ending, (129...192).contains(status) { ending = .signaled(status - 128) }
         var outcome = ChildOutcome(ending: ending, errorText: errorTail(folder), seconds: FS.monotonic() - started)
         if case .exited = ending {
-            let written = FS.treeSize(folder)
-            if written > limits.outputBytes { outcome.ending = .outputTooLarge(written) }
+            let left = FS.treeSummary(folder)
+            if let odd = left.odd {
+                outcome.ending = .leftOddFile(odd)
+            } else if left.bytes > limits.outputBytes {
+                outcome.ending = .outputTooLarge(left.bytes)
+            }
         }
         return outcome
     }
@@ -190,7 +218,8 @@ public enum IsolatedProcess {
 
     /// The last bytes of the child's standard error, as one printable line.
     private static func errorTail(_ folder: String) -> String {
-        guard let file = try? FS.open(folder + "/" + standardErrorName, O_RDONLY), let info = try? file.status() else { return "" }
+        guard let file = try? FS.open(folder + "/" + standardErrorName, O_RDONLY | O_NOFOLLOW | O_NONBLOCK),
+              let info = try? file.status(), FS.isRegular(info) else { return "" }
         let size = Int64(info.st_size)
         let count = Int(min(size, 400))
         guard let bytes = try? file.bytes(at: size - Int64(count), count: count) else { return "" }
@@ -273,9 +302,22 @@ final class NetworkNamespace: @unchecked Sendable {
 
 extension FS {
     /// Bytes in the regular files below `path` (not following links); 0 when missing.
-    package static func treeSize(_ path: String) -> Int64 {
-        guard let info = lstat(path) else { return 0 }
-        guard isDirectory(info) else { return isRegular(info) ? Int64(info.st_size) : 0 }
-        return ((try? list(path)) ?? []).reduce(0) { $0 + treeSize(path + "/" + $1) }
+    package static func treeSize(_ path: String) -> Int64 { treeSummary(path).bytes }
+
+    /// Bytes in the regular files below `path` (not following links; 0 when missing), and the first entry
+    /// below it, relative to it, that is neither a regular file nor a folder, or is a folder that cannot
+    /// be listed.
+    package static func treeSummary(_ path: String, relative: String = "") -> (bytes: Int64, odd: String?) {
+        guard let info = lstat(path) else { return (0, nil) }
+        guard isDirectory(info) else { return isRegular(info) ? (Int64(info.st_size), nil) : (0, relative) }
+        guard let names = try? list(path) else { return (0, relative.isEmpty ? "." : relative) }
+        var bytes: Int64 = 0
+        var odd: String?
+        for name in names {
+            let below = treeSummary(path + "/" + name, relative: relative.isEmpty ? name : relative + "/" + name)
+            bytes += below.bytes
+            odd = odd ?? below.odd
+        }
+        return (bytes, odd)
     }
 }

@@ -56,8 +56,8 @@ struct EditionsServices: Sendable {
 }
 
 extension KioskConfiguration.PDF {
-    /// The importer's options from the `pdf` section (already validated).
-    package var importOptions: PDFImportOptions {
+    /// The importer's options from the `pdf` section (already validated), the tools in `sandbox`.
+    package func importOptions(sandbox: Sandbox?) -> PDFImportOptions {
         func pixels(_ text: String, _ fallback: PDFImportOptions.Pixels) -> PDFImportOptions.Pixels {
             Self.pixels(text).map { PDFImportOptions.Pixels(width: $0.width, height: $0.height) } ?? fallback
         }
@@ -65,7 +65,8 @@ extension KioskConfiguration.PDF {
         return PDFImportOptions(smallImage: pixels(smallImage, defaults.smallImage), largeImage: pixels(largeImage, defaults.largeImage),
                                 jpegQuality: jpegQuality,
                                 limits: ChildLimits(cpuSeconds: cpuSeconds, memoryBytes: memoryBytes, outputBytes: maxOutputBytes,
-                                                    wallSeconds: wallSeconds))
+                                                    wallSeconds: wallSeconds),
+                                sandbox: sandbox)
     }
 }
 

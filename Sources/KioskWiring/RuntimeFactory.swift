@@ -1,5 +1,6 @@
 import Foundation
 import KioskEditions
+import KioskFiles
 import KioskModels
 import KioskRPC
 import KioskStorage
@@ -20,6 +21,8 @@ struct RuntimeFactory: Sendable {
     var metrics: KioskMetrics?
     /// Password checks of every runtime this factory makes (so their admission limits hold across reloads).
     let passwords = PasswordHashing(admission: CheckAdmission(perUsername: 2, perClient: 4))
+    /// Where the PDF tools run (nil: as the server's user); found once at start.
+    var pdfSandbox: Sandbox?
 
     func makeRuntime(_ configuration: KioskConfiguration) throws -> KioskRuntime {
         let instrumented: any KioskStore = metrics.map { InstrumentedKioskStore(store, metrics: $0) as any KioskStore } ?? store
@@ -50,7 +53,7 @@ struct RuntimeFactory: Sendable {
         if let metrics {
             dispatcher.observer = { method, fault, seconds in metrics.observeXMLRPC(method: method, faultCode: fault?.code, seconds: seconds) }
         }
-        let publishing = PublishEndpoint(publisher: editions.publisher(), pdfOptions: configuration.pdf.importOptions,
+        let publishing = PublishEndpoint(publisher: editions.publisher(), pdfOptions: configuration.pdf.importOptions(sandbox: pdfSandbox),
                                          maxUploadBytes: Int64(configuration.limits.maxUploadBytes), logger: logger)
         return KioskRuntime(
             configuration: configuration, environment: environment, dispatcher: dispatcher,

@@ -1,5 +1,6 @@
 import Hummingbird
 import KioskConfig
+import KioskFiles
 import KioskHTTP
 import KioskModels
 import Logging
@@ -36,6 +37,8 @@ public struct ServeComposition: Sendable {
         if let port { configuration.server.port = port }
         LoggingSetup.bootstrap(json: configuration.server.jsonLogs, level: logLevel)
         let logger = Logger(label: "kiosk")
+        let pdfSandbox = try await BlockingExecutor.shared.run { [pdf = configuration.pdf] in try StartupChecks.pdfSandbox(pdf) }
+        StartupChecks.log(pdfSandbox, logger: logger)
 
         let store = try await DatabaseWiring.open(configuration)
         CatalogueSyncReport.log(try await configuration.syncCatalogue(into: store), logger: logger)
@@ -49,6 +52,7 @@ public struct ServeComposition: Sendable {
         try await editions.publishSamplesIfEmpty(configuration)
         var factory = RuntimeFactory(store: store, editions: editions, secrets: secrets, logger: logger)
         factory.metrics = metrics
+        factory.pdfSandbox = pdfSandbox.sandbox
         let runtime = RuntimeBox(try factory.makeRuntime(configuration))
         try await StartupChecks.warnAboutDevelopmentCredentials(configuration, store: store, logger: logger)
         try await StartupChecks.warnAboutUnscopedPublishers(store: store, logger: logger)

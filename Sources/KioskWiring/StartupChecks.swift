@@ -1,10 +1,12 @@
-import Logging
+import Foundation
 import KioskConfig
+import KioskFiles
 import KioskHTTP
 import KioskModels
+import Logging
 
 /// Warnings an operator must see at start.
-enum StartupChecks {
+package enum StartupChecks {
     /// The password the repository's development API client uses (see README).
     static let developmentPassword = "secret"
 
@@ -27,5 +29,41 @@ enum StartupChecks {
         guard !unscoped.isEmpty else { return }
         logger.warning("publisher accounts without a scope may publish to every edition; give each its publications or editions",
                        metadata: ["publishers": .string(unscoped.joined(separator: ","))])
+    }
+
+    /// True when `KIOSK_REQUIRE_SANDBOX=1`: no sandbox for the PDF tools is a start-up failure.
+    package static var requiresSandbox: Bool { ProcessInfo.processInfo.environment["KIOSK_REQUIRE_SANDBOX"] == "1" }
+
+    /// The sandbox the PDF tools run in (`pdf.bwrap`, `pdf.sandbox_user`), found and tried once. Where none
+    /// can be had: nil and a warning saying what is missing and what that means, or, when `required`, an
+    /// error.
+    package static func pdfSandbox(_ pdf: KioskConfiguration.PDF,
+                                   required: Bool = requiresSandbox) throws -> (sandbox: Sandbox?, warning: String?) {
+        do {
+            return (try Sandbox.prepare(bwrap: pdf.bwrap.isEmpty ? nil : pdf.bwrap, user: pdf.sandboxUser), nil)
+        } catch {
+            if required { throw SandboxRequiredError(problem: error) }
+            return (nil, "no sandbox for the PDF tools: \(error). They run as the server's user: a PDF exploiting "
+                + "a renderer could read or change whatever the server can (its files, the database, the editions, its "
+                + "environment and secret). Set KIOSK_REQUIRE_SANDBOX=1 to make this a start-up failure")
+        }
+    }
+
+    /// Logs the outcome of `pdfSandbox` at start.
+    package static func log(_ found: (sandbox: Sandbox?, warning: String?), logger: Logger) {
+        if let sandbox = found.sandbox {
+            logger.info("PDF tools run in a bubblewrap sandbox", metadata: [
+                "bwrap": .string(sandbox.bwrap), "uid": .stringConvertible(sandbox.uid), "gid": .stringConvertible(sandbox.gid)])
+        }
+        if let warning = found.warning { logger.warning("\(warning)") }
+    }
+}
+
+/// `KIOSK_REQUIRE_SANDBOX=1` and no sandbox for the PDF tools.
+package struct SandboxRequiredError: Error, CustomStringConvertible {
+    package var problem: SandboxError
+    package var description: String {
+        "KIOSK_REQUIRE_SANDBOX=1 but the PDF tools cannot run in a sandbox: \(problem). Fix that, or unset "
+            + "KIOSK_REQUIRE_SANDBOX to run them as the server's user"
     }
 }

@@ -8,7 +8,7 @@ import Synchronization
 import Testing
 
 /// Publishing from PDFs alone, with the real tools (qpdf, pdfinfo, pdftoppm, pdftotext) on real PDFs:
-/// the data set's pages merged by qpdf, and PDFs written by hand (`TestPDFs`).
+/// the data set's pages merged by qpdf, and PDFs written by hand (`TestPDFs`); the tools in the sandbox.
 /// Serialized: each test runs tools on every processor already (and the full suite shares 2 cores).
 @Suite(.serialized) struct PDFImportTests {
     let day = TestEnvironment.day
@@ -18,10 +18,12 @@ import Testing
     static let large = PDFImportOptions.Pixels(width: 1200, height: 1600)
 
     /// One tool at a time unless asked (the full suite shares 2 cores with everything else; the
-    /// multi-page test runs one per processor).
+    /// multi-page test runs one per processor). The tools run in the sandbox wherever it can be had
+    /// (`TestSandbox`; its absence fails the test under `KIOSK_REQUIRE_SANDBOX=1`).
     func importer(_ env: TestEnvironment, limits: ChildLimits = ChildLimits(), parallelism: Int = 1) -> PDFIssueImporter {
-        PDFIssueImporter(publisher: env.publisher, options: PDFImportOptions(smallImage: Self.small, largeImage: Self.large, limits: limits,
-                                                                             parallelism: parallelism))
+        TestSandbox.recordIfRequiredAndMissing()
+        return PDFIssueImporter(publisher: env.publisher, options: PDFImportOptions(
+            smallImage: Self.small, largeImage: Self.large, limits: limits, parallelism: parallelism, sandbox: TestSandbox.sandbox))
     }
 
     /// The sample issues' page PDFs, in order: 4 + 4 + … pages of real newspaper-like PDFs.

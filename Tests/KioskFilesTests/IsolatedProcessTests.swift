@@ -112,6 +112,16 @@ import Testing
         #expect(bytes >= 4_000_000)
     }
 
+    @Test func aLinkOrPipeLeftInItsFolderIsReportedNotFollowed() async throws {
+        let dir = folder()
+        defer { try? FS.removeTree(dir) }
+        let linked = try await isolated("sh", ["-c", "ln -s /etc/hostname out.txt"], in: dir, limits: ChildLimits())
+        #expect(linked.ending == .leftOddFile("out.txt"))
+        #expect(linked.summary == "left out.txt, neither a regular file nor a folder")
+        let piped = try await isolated("sh", ["-c", "rm out.txt; mkfifo pipe"], in: dir, limits: ChildLimits())
+        #expect(piped.ending == .leftOddFile("pipe"))
+    }
+
     @Test func theChildSeesNoEnvironmentDescriptorsOrNetwork() async throws {
         let dir = folder()
         defer { try? FS.removeTree(dir) }

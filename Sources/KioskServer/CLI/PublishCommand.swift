@@ -43,7 +43,14 @@ struct PublishCommand: AsyncParsableCommand {
         let publisher = IssuePublisher(directory: directory, registry: store,
                                        publicationName: { try await store.publicationName(id: $0) },
                                        logger: Logger(label: "kiosk.publish", factory: { _ in SwiftLogNoOpLogHandler() }))
-        let importer = PDFIssueImporter(publisher: publisher, options: configuration.pdf.importOptions)
+        // The PDF tools' sandbox, looked for only when they will run.
+        var sandbox: Sandbox?
+        if PDFIssueImporter.isPDFOnlyFolder(folder) {
+            let found = try StartupChecks.pdfSandbox(configuration.pdf)
+            if let warning = found.warning { printError("warning: \(warning)") }
+            sandbox = found.sandbox
+        }
+        let importer = PDFIssueImporter(publisher: publisher, options: configuration.pdf.importOptions(sandbox: sandbox))
         let progress = ProgressLine(enabled: !quiet)
         do {
             let outcome = try await importer.publish(editionID: edition, date: day, from: folder,

@@ -57,6 +57,7 @@ struct TestKiosk {
         self.editions = editions
         var factory = RuntimeFactory(store: store, editions: editions, secrets: secrets, logger: Logger(label: "test"))
         factory.clock = clock
+        factory.pdfSandbox = TestSandbox.sandbox   // PDF publishes as the server makes them, where the sandbox can be had
         self.factory = factory
         runtime = RuntimeBox(try factory.makeRuntime(configuration))
     }
