@@ -43,7 +43,7 @@ public actor BundleService: IssueBundles {
     public nonisolated func bundle(for contents: IssueContents, offered: OfferedEdition) async throws -> BundleInfo {
         let path = EditionsDirectory.bundlePath(editionID: contents.editionID, date: contents.date, revision: contents.revision)
         if let recorded = contents.bundle, recorded.path == path,
-           let info = FS.lstat(directory.absolute(path)), FS.isRegular(info), Int64(info.st_size) == recorded.size {
+           let info = FS.lstat(directory.absolute(path)), FS.isRegular(info), Int64(widening: info.st_size) == recorded.size {
             return recorded
         }
         return try await build(contents, offered: offered, path: path)
@@ -66,7 +66,8 @@ public actor BundleService: IssueBundles {
                                          at: clock.now)
             if fresh {
                 let seconds = FS.monotonic() - start
-                observer?.bundleBuilt(path: path, bytes: built.size, duration: .nanoseconds(Int64(seconds * 1e9)))
+                let nanoseconds = Int64(exactly: (seconds * 1e9).rounded(.towardZero)) ?? 0
+                observer?.bundleBuilt(path: path, bytes: built.size, duration: .nanoseconds(nanoseconds))
                 logger.info("bundle built on demand", metadata: [
                     "path": .string(path), "bytes": .stringConvertible(built.size),
                     "seconds": .string(String(format2(seconds))),
@@ -108,14 +109,14 @@ public actor BundleService: IssueBundles {
         let file = try FS.open(path, O_RDONLY | O_NOFOLLOW)
         var hasher = SHA256()
         let chunk = 1 << 20
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunk, alignment: 16)
+        let buffer = UnsafeMutableRawPointer.allocate(byteCount: chunk, alignment: 16)
         defer { buffer.deallocate() }
         var offset: Int64 = 0
         while true {
-            let n = try file.read(into: buffer.baseAddress!, count: chunk, at: offset)
+            let n = try file.read(into: buffer, count: chunk, at: offset)
             if n == 0 { break }
-            hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
-            offset += Int64(n)
+            hasher.update(bufferPointer: UnsafeRawBufferPointer(start: buffer, count: n))
+            offset += Int64(widening: n)
         }
         let sha = hasher.finalize().map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
         return BuiltBundle(size: offset, sha256: sha, storedEntries: 0, deflatedEntries: 0)
@@ -123,7 +124,7 @@ public actor BundleService: IssueBundles {
 }
 
 func format2(_ value: Double) -> String {
-    let hundredths = Int((value * 100).rounded())
+    let hundredths = Int(exactly: (value * 100).rounded()) ?? 0   // 0 when out of range (NaN, infinity)
     let fraction = hundredths % 100
     return "\(hundredths / 100).\(fraction < 10 ? "0" : "")\(fraction)"
 }

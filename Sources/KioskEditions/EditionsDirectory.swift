@@ -136,6 +136,15 @@ public struct EditionsDirectory: Sendable {
         }
     }
 
+    /// A file time in nanoseconds since the epoch. A file can carry any time: seconds beyond what
+    /// nanoseconds in an Int64 hold (years 1678 to 2262) are clamped to that range.
+    static func nanoseconds(_ time: timespec) -> Int64 {
+        let limit = Int64.max / 1_000_000_000 - 1
+        let seconds = min(max(Int64(widening: time.tv_sec), -limit), limit)
+        let fraction = min(max(Int64(widening: time.tv_nsec), 0), 999_999_999)
+        return seconds * 1_000_000_000 + fraction
+    }
+
     /// Opens `relative` for reading if, and only if, it names a regular file inside the editions
     /// directory: the path must pass `isServablePath`, every component is opened with `O_NOFOLLOW`
     /// (no symbolic link anywhere, so nothing can point outside), and the result is checked with `fstat`
@@ -152,9 +161,8 @@ public struct EditionsDirectory: Sendable {
             if let real = try? FS.realPath("/proc/self/fd/\(file.fd)"), !real.hasPrefix(root + "/") {
                 throw ResolutionError.invalidPath
             }
-            return ServedFile(file: file, size: Int64(info.st_size),
-                              modified: Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec),
-                              inode: UInt64(info.st_ino))
+            return ServedFile(file: file, size: Int64(widening: info.st_size), modified: Self.nanoseconds(info.st_mtim),
+                              inode: UInt64(widening: info.st_ino))
         } catch let error as ResolutionError {
             throw error
         } catch {
@@ -302,7 +310,8 @@ public struct EditionsDirectory: Sendable {
             let path = stagingRoot + "/" + name
             if name.hasPrefix(Self.unlockedStagingPrefix) {
                 // Being made by someone, unless a crash left it long ago.
-                guard let info = FS.lstat(path), SystemClock().now - Int64(info.st_mtim.tv_sec) > Int64(Self.abandonedStagingSeconds) else { continue }
+                guard let info = FS.lstat(path),
+                      Int64(widening: info.st_mtim.tv_sec) < SystemClock().now - Int64(widening: Self.abandonedStagingSeconds) else { continue }
             }
             guard let holder = try? FS.open(path, O_RDONLY | O_NOFOLLOW) else {
                 FS.unlink(path)   // a dangling link or unreadable entry: nothing of ours

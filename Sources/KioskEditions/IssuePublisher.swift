@@ -177,7 +177,7 @@ public struct IssuePublisher: Sendable {
         guard manifestInfo.st_size <= PublishManifest.maxBytes else {
             throw PublishRejected(file: PublishManifest.fileName, "is larger than \(PublishManifest.maxBytes) bytes")
         }
-        let manifest = try PublishManifest.parse(try manifestFile.bytes(at: 0, count: Int(manifestInfo.st_size)),
+        let manifest = try PublishManifest.parse(try manifestFile.bytes(at: 0, count: Int(widening: manifestInfo.st_size)),
                                                  maxPages: limits.maxPages)
         var problems: [PublishProblem] = []
         if let declared = manifest.editionID, declared != editionID {
@@ -204,7 +204,7 @@ public struct IssuePublisher: Sendable {
                 }
                 let info = try file.status()
                 guard FS.isRegular(info) else { problem("is not a regular file"); continue }
-                let size = Int64(info.st_size)
+                let size = Int64(widening: info.st_size)
                 if size > limits.maxFileBytes {
                     problem("is \(size) bytes; the limit per file is \(limits.maxFileBytes) bytes")
                     continue
@@ -264,7 +264,7 @@ public struct IssuePublisher: Sendable {
             guard info.st_size <= PageText.maxBytes else {
                 throw TextProblem(message: "is \(info.st_size) bytes; the limit per page's text is \(PageText.maxBytes) bytes")
             }
-            let bytes = try file.bytes(at: 0, count: Int(info.st_size))
+            let bytes = try file.bytes(at: 0, count: Int(widening: info.st_size))
             guard let text = String(validating: bytes, as: UTF8.self) else {
                 throw TextProblem(message: "is not UTF-8 text")
             }
@@ -336,7 +336,8 @@ public struct IssuePublisher: Sendable {
         for kind in PageFileKind.allCases {
             guard mkdir(staging + "/" + kind.folder, 0o755) == 0 else { throw SystemError("mkdir", staging + "/" + kind.folder) }
         }
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
+        let bufferSize = 1 << 20
+        let buffer = UnsafeMutableRawPointer.allocate(byteCount: bufferSize, alignment: 16)
         defer { buffer.deallocate() }
         var copied: Int64 = 0
         var bases: [String: OpenFile] = [:]
@@ -345,20 +346,20 @@ public struct IssuePublisher: Sendable {
             let base = try bases[file.folder] ?? FS.openDirectory(file.folder)
             bases[file.folder] = base
             let source = try FS.openBeneath(base, relative)
-            guard Int64(try source.status().st_size) == file.size else {
+            guard Int64(widening: try source.status().st_size) == file.size else {
                 throw PublishRejected(file: relative, page: file.page, "changed while it was being published; publish again")
             }
             let target = try FS.open("\(staging)/\(file.target)", O_RDWR | O_CREAT | O_EXCL, mode: 0o644)
             var offset: Int64 = 0
             while offset < file.size {
-                let want = Int(min(Int64(buffer.count), file.size - offset))
-                let n = try source.read(into: buffer.baseAddress!, count: want, at: offset)
+                let want = min(bufferSize, Int(widening: file.size - offset))
+                let n = try source.read(into: buffer, count: want, at: offset)
                 guard n == want else {
                     throw PublishRejected(file: relative, page: file.page, "changed while it was being published; publish again")
                 }
-                try target.write(UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
-                offset += Int64(n)
-                copied += Int64(n)
+                try target.write(UnsafeRawBufferPointer(start: buffer, count: n))
+                offset += Int64(widening: n)
+                copied += Int64(widening: n)
                 reporter.report(.copying, files: index, of: files.count, bytes: copied, of: totalBytes)
             }
             // The copy is what will be served: check it again, by content.

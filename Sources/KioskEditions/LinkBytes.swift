@@ -5,11 +5,18 @@ import KioskFiles
 
 /// A write position in memory sized beforehand (a link is measured first, then written once).
 struct LinkBytes {
+    private let start: UnsafeMutablePointer<UInt8>
     private(set) var position: UnsafeMutablePointer<UInt8>
 
-    init(_ start: UnsafeMutablePointer<UInt8>) { position = start }
+    /// Writes from the start of `buffer`, which is not empty (every caller sizes it for a link, a token
+    /// or a signed message first).
+    init(_ buffer: UnsafeMutableBufferPointer<UInt8>) {
+        start = buffer.baseAddress!
+        position = start
+    }
 
-    func count(from start: UnsafeMutablePointer<UInt8>) -> Int { position - start }
+    /// Bytes written (or skipped) so far.
+    var count: Int { position - start }
 
     @inline(__always)
     mutating func append(_ byte: UInt8) {
@@ -38,15 +45,14 @@ struct LinkBytes {
     }
 
     /// Writes `value` as `String(value, radix: radix)` does (lowercase digits, `-` when negative), in
-    /// `digits` bytes from `digitCount`.
-    mutating func append(_ value: Int64, radix: Int, digits: Int) {
+    /// `digits` bytes from `digitCount`. `radix` is 2 to 16.
+    mutating func append(_ value: Int64, radix: UInt64, digits: Int) {
         let table = Self.hexDigits(uppercase: false)
         var magnitude = value.magnitude
-        let base = UInt64(radix)
         var index = digits - 1
         repeat {
-            position[index] = table[Int(magnitude % base)]
-            magnitude /= base
+            position[index] = table[Int(truncatingIfNeeded: magnitude % radix)]   // below the radix: fits
+            magnitude /= radix
             index -= 1
         } while magnitude > 0
         if value < 0 { position[0] = UInt8(ascii: "-") }
@@ -54,12 +60,12 @@ struct LinkBytes {
     }
 
     /// Characters of `String(value, radix: radix)`.
-    static func digitCount(_ value: Int64, radix: Int) -> Int {
+    static func digitCount(_ value: Int64, radix: UInt64) -> Int {
         var magnitude = value.magnitude
         var count = value < 0 ? 1 : 0
         repeat {
             count += 1
-            magnitude /= UInt64(radix)
+            magnitude /= radix
         } while magnitude > 0
         return count
     }

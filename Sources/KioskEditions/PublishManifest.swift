@@ -124,7 +124,7 @@ public struct PublishManifest: Sendable, Hashable {
         }
         var sections: [Int: Section] = [:]
         for (index, section) in raw.sections.enumerated() {
-            if section.id <= 0 || section.id > Int(Int32.max) {
+            if section.id <= 0 || section.id > Int32.max {
                 problem("sections[\(index)]: id must be a positive integer, got \(section.id)")
             } else if sections[section.id] != nil {
                 problem("sections[\(index)]: id \(section.id) is listed twice")

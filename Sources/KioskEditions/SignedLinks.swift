@@ -90,7 +90,9 @@ public struct SignedLinks: LinkSigning, Sendable {
     /// Every `now` in one bucket ((k − 1)·B, k·B] (for `nginx`: every now + L) gives the same link.
     func stamp(now: Int64) -> Int64 {
         let bucket = max(0, min(expiryBucketSeconds, lifetimeSeconds))
-        let value = format == .kiosk ? now : now + lifetimeSeconds
+        // A lifetime so long that the expiry passes Int64.max expires at Int64.max.
+        let (expiry, overflow) = now.addingReportingOverflow(lifetimeSeconds)
+        let value = format == .kiosk ? now : overflow ? .max : expiry
         return bucket > 1 ? Self.roundedUp(value, to: bucket) : value
     }
 
@@ -120,7 +122,7 @@ public struct SignedLinks: LinkSigning, Sendable {
                 let digits = LinkBytes.digitCount(timestamp, radix: 16)
                 let capacity = head + Self.kioskTokenCount + digits + 2 + encodedCount
                 return String(unsafeUninitializedCapacity: capacity) { buffer in
-                    var out = LinkBytes(buffer.baseAddress!)
+                    var out = LinkBytes(buffer)
                     if base { out.append(baseBytes) }
                     out.append(prefixBytes)
                     out.append(UInt8(ascii: "/"))
@@ -131,7 +133,7 @@ public struct SignedLinks: LinkSigning, Sendable {
                     out.append(UInt8(ascii: "/"))
                     writeKioskToken(signing: UnsafeBufferPointer(start: message, count: digits + 2), path, into: token)
                     Self.percentEncode(path, into: &out)
-                    assert(out.count(from: buffer.baseAddress!) == capacity)
+                    assert(out.count == capacity)
                     return capacity
                 }
             case .nginx:
@@ -140,7 +142,7 @@ public struct SignedLinks: LinkSigning, Sendable {
                 let digits = LinkBytes.digitCount(expires, radix: 10)
                 let capacity = head + encodedCount + 5 + Self.nginxTokenCount + 9 + digits
                 return String(unsafeUninitializedCapacity: capacity) { buffer in
-                    var out = LinkBytes(buffer.baseAddress!)
+                    var out = LinkBytes(buffer)
                     if base { out.append(baseBytes) }
                     out.append(prefixBytes)
                     out.append(UInt8(ascii: "/"))
@@ -151,7 +153,7 @@ public struct SignedLinks: LinkSigning, Sendable {
                     let decimal = out.position
                     out.append(expires, radix: 10, digits: digits)
                     writeNginxToken(expires: UnsafeBufferPointer(start: decimal, count: digits), path, into: token)
-                    assert(out.count(from: buffer.baseAddress!) == capacity)
+                    assert(out.count == capacity)
                     return capacity
                 }
             }
@@ -163,7 +165,7 @@ public struct SignedLinks: LinkSigning, Sendable {
     private func writeKioskToken(signing head: UnsafeBufferPointer<UInt8>, _ path: UnsafeBufferPointer<UInt8>,
                                  into output: UnsafeMutablePointer<UInt8>) {
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: head.count + path.count) { message in
-            var cursor = LinkBytes(message.baseAddress!)
+            var cursor = LinkBytes(message)
             cursor.append(head)
             cursor.append(path)
             var mac = keyedMAC
@@ -194,7 +196,8 @@ public struct SignedLinks: LinkSigning, Sendable {
                 head.reserveCapacity(stamp.count + 2)
                 head.append(UInt8(ascii: "/")); head.append(contentsOf: stamp); head.append(UInt8(ascii: "/"))
                 return String(unsafeUninitializedCapacity: Self.kioskTokenCount) { buffer in
-                    head.withUnsafeBufferPointer { writeKioskToken(signing: $0, path, into: buffer.baseAddress!) }
+                    let token = LinkBytes(buffer).position
+                    head.withUnsafeBufferPointer { writeKioskToken(signing: $0, path, into: token) }
                     return Self.kioskTokenCount
                 }
             }
@@ -234,9 +237,9 @@ public struct SignedLinks: LinkSigning, Sendable {
             let relative = String(decoding: parts[2], as: UTF8.self)
             let expected = Array(kioskToken(timestamp: timestamp, relativePath: relative).utf8)
             guard ConstantTime.equals(token, expected) else { return .forbidden(reason: "bad token") }
-            guard let signed = UInt64(timestamp, radix: 16), signed <= UInt64(Int64.max) else { return .expired }
+            guard let signed = UInt64(timestamp, radix: 16), let signedAt = Int64(exactly: signed) else { return .expired }
             // As lighttpd: good while |now - timestamp| <= lifetime.
-            let age = now - Int64(signed)
+            let age = now - signedAt
             guard age <= lifetimeSeconds, age >= -lifetimeSeconds else { return .expired }
             return .valid(relativePath: relative)
         case .nginx:
@@ -302,7 +305,7 @@ public struct SignedLinks: LinkSigning, Sendable {
             if keepsUnencoded(byte) {
                 out.append(byte)
             } else {
-                out.append(UInt8(ascii: "%")); out.append(hex[Int(byte >> 4)]); out.append(hex[Int(byte & 15)])
+                out.append(UInt8(ascii: "%")); out.append(hex[Int(widening: byte >> 4)]); out.append(hex[Int(widening: byte & 15)])
             }
         }
     }
@@ -314,9 +317,9 @@ public struct SignedLinks: LinkSigning, Sendable {
             let count = percentEncodedCount(bytes)
             guard count > 0 else { return "" }
             return String(unsafeUninitializedCapacity: count) { buffer in
-                var out = LinkBytes(buffer.baseAddress!)
+                var out = LinkBytes(buffer)
                 percentEncode(bytes, into: &out)
-                return out.count(from: buffer.baseAddress!)
+                return out.count
             }
         }
     }

@@ -53,7 +53,7 @@ package func buildApplication(
                                      serverName: serverName, enabled: logger.logLevel > .debug)
     let http1 = HTTPServerBuilder.kioskHTTP1(
         configuration: .init(additionalChannelHandlers: [CloseAfterResponseHandler()],
-                             idleTimeout: .seconds(Int64(configuration.server.idleTimeoutSeconds))),
+                             idleTimeout: .seconds(Int64(widening: configuration.server.idleTimeoutSeconds))),
         keptAnswers: keptAnswers, metrics: metrics)
     let server: HTTPServerBuilder
     if let tls = configuration.server.tls {

@@ -13,5 +13,5 @@ public protocol KioskClock: Sendable {
 /// The system's wall clock.
 public struct SystemClock: KioskClock {
     public init() {}
-    public var now: Int64 { Int64(time(nil)) }
+    public var now: Int64 { Int64(widening: time(nil)) }
 }

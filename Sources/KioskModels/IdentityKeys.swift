@@ -48,22 +48,22 @@ public enum Base64URL {
         var index = 0
         var written = 0
         while index + 3 <= count {
-            let chunk = UInt32(bytes[index]) << 16 | UInt32(bytes[index + 1]) << 8 | UInt32(bytes[index + 2])
-            output[written] = table[Int(chunk >> 18)]
-            output[written + 1] = table[Int(chunk >> 12 & 63)]
-            output[written + 2] = table[Int(chunk >> 6 & 63)]
-            output[written + 3] = table[Int(chunk & 63)]
+            let chunk = UInt32(widening: bytes[index]) << 16 | UInt32(widening: bytes[index + 1]) << 8 | UInt32(widening: bytes[index + 2])
+            output[written] = table[Int(widening: chunk >> 18)]
+            output[written + 1] = table[Int(widening: chunk >> 12 & 63)]
+            output[written + 2] = table[Int(widening: chunk >> 6 & 63)]
+            output[written + 3] = table[Int(widening: chunk & 63)]
             index += 3
             written += 4
         }
         let rest = count - index
         if rest > 0 {
-            var chunk = UInt32(bytes[index]) << 16
-            if rest == 2 { chunk |= UInt32(bytes[index + 1]) << 8 }
-            output[written] = table[Int(chunk >> 18)]
-            output[written + 1] = table[Int(chunk >> 12 & 63)]
+            var chunk = UInt32(widening: bytes[index]) << 16
+            if rest == 2 { chunk |= UInt32(widening: bytes[index + 1]) << 8 }
+            output[written] = table[Int(widening: chunk >> 18)]
+            output[written + 1] = table[Int(widening: chunk >> 12 & 63)]
             written += 2
-            if rest == 2 { output[written] = table[Int(chunk >> 6 & 63)]; written += 1 }
+            if rest == 2 { output[written] = table[Int(widening: chunk >> 6 & 63)]; written += 1 }
         }
         return written
     }
@@ -97,14 +97,14 @@ public enum Base64URL {
             case UInt8(ascii: "_"): value = 63
             default: return nil
             }
-            buffer = buffer << 6 | UInt32(value)
+            buffer = buffer << 6 | UInt32(widening: value)
             bits += 6
             if bits >= 8 {
                 bits -= 8
-                output.append(UInt8(truncatingIfNeeded: buffer >> UInt32(bits)))
+                output.append(UInt8(truncatingIfNeeded: buffer >> bits))
             }
         }
-        guard bits < 6, buffer & ((1 << UInt32(bits)) - 1) == 0 else { return nil }
+        guard bits < 6, buffer & ((1 << bits) - 1) == 0 else { return nil }
         return output
     }
 }

@@ -96,17 +96,17 @@ public enum StoredPasswordHash: Sendable, Hashable {
         var output: [UInt8] = []
         var index = 0
         while index < input.count {
-            var value = UInt32(input[index]); index += 1
-            output.append(phpassAlphabet[Int(value & 63)])
-            if index < input.count { value |= UInt32(input[index]) << 8 }
-            output.append(phpassAlphabet[Int(value >> 6 & 63)])
+            var value = UInt32(widening: input[index]); index += 1
+            output.append(phpassAlphabet[Int(widening: value & 63)])
+            if index < input.count { value |= UInt32(widening: input[index]) << 8 }
+            output.append(phpassAlphabet[Int(widening: value >> 6 & 63)])
             if index >= input.count { break }
             index += 1
-            if index < input.count { value |= UInt32(input[index]) << 16 }
-            output.append(phpassAlphabet[Int(value >> 12 & 63)])
+            if index < input.count { value |= UInt32(widening: input[index]) << 16 }
+            output.append(phpassAlphabet[Int(widening: value >> 12 & 63)])
             if index >= input.count { break }
             index += 1
-            output.append(phpassAlphabet[Int(value >> 18 & 63)])
+            output.append(phpassAlphabet[Int(widening: value >> 18 & 63)])
         }
         return String(decoding: output, as: UTF8.self)
     }
@@ -122,7 +122,7 @@ public enum StoredPasswordHash: Sendable, Hashable {
         let digits = Array("0123456789abcdef".utf8)
         var text: [UInt8] = []
         for byte in Insecure.MD5.hash(data: bytes) {
-            text.append(digits[Int(byte >> 4)]); text.append(digits[Int(byte & 15)])
+            text.append(digits[Int(widening: byte >> 4)]); text.append(digits[Int(widening: byte & 15)])
         }
         return String(decoding: text, as: UTF8.self)
     }

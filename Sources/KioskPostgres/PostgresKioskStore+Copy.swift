@@ -20,18 +20,19 @@ extension PostgresKioskStore {
                      progress: @escaping @Sendable (String, Int) -> Void = { _, _ in }) async throws -> [TableCopyReport] {
         try await write(bounded: false) { [self] c in
             try await c.run("SELECT pg_advisory_xact_lock(\(PostgresSchema.migrationLock))", logger: logger)
-            var columns: [String: [(name: String, type: String)]] = [:]
+            var tables: [(name: String, columns: [(name: String, type: String)])] = []
             for table in Self.copiedTables {
-                columns[table] = try await c.rows("""
+                let columns = try await c.rows("""
                     SELECT column_name::text, data_type::text FROM information_schema.columns
                     WHERE table_schema = current_schema() AND table_name = \(table) AND is_generated = 'NEVER'
                     ORDER BY ordinal_position
                     """, (String, String).self, logger: logger).map { (name: $0.0, type: $0.1) }
+                tables.append((table, columns))
             }
             var reports: [TableCopyReport] = []
-            for table in Self.copiedTables {
-                let target = try await checksum(table, columns: columns[table]!, on: c)
-                let source = try await Self.checksum(table, columns: columns[table]!.map(\.name), of: source)
+            for (table, tableColumns) in tables {
+                let target = try await checksum(table, columns: tableColumns, on: c)
+                let source = try await Self.checksum(table, columns: tableColumns.map(\.name), of: source)
                 reports.append(TableCopyReport(table: table, source: source, target: target))
             }
             if reports.allSatisfy({ $0.source == $0.target }) { return reports }
@@ -40,8 +41,7 @@ extension PostgresKioskStore {
                 throw TableCopyError.targetHoldsOtherData(table: occupied.table, rows: occupied.target.rows)
             }
             try await c.run(PostgresQuery(unsafeSQL: "TRUNCATE " + Self.copiedTables.joined(separator: ", ")), logger: logger)
-            for table in Self.copiedTables {
-                let tableColumns = columns[table]!
+            for (table, tableColumns) in tables {
                 let insert = "INSERT INTO \(table) (" + tableColumns.map(\.name).joined(separator: ", ") + ") SELECT "
                     + tableColumns.map { "NULLIF(u.\($0.name), $\(tableColumns.count + 1))::\($0.type)" }.joined(separator: ", ")
                     + " FROM unnest(" + tableColumns.indices.map { "$\($0 + 1)::text[]" }.joined(separator: ", ")
@@ -64,8 +64,8 @@ extension PostgresKioskStore {
             }
             // Planner statistics now, not at autovacuum's next pass: the first calls plan on them.
             try await c.run(PostgresQuery(unsafeSQL: "ANALYZE " + Self.copiedTables.joined(separator: ", ")), logger: logger)
-            for (index, report) in reports.enumerated() {
-                let target = try await checksum(report.table, columns: columns[report.table]!, on: c)
+            for (index, (report, table)) in zip(reports, tables).enumerated() {
+                let target = try await checksum(report.table, columns: table.columns, on: c)
                 guard target == report.source else {
                     throw TableCopyError.mismatch(table: report.table, source: "\(report.source)", target: "\(target)")
                 }

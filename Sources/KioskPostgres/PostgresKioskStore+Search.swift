@@ -52,8 +52,8 @@ extension PostgresKioskStore {
         var sql = DynamicQuery()
         let query = sql.bind(search.query.tsqueryText)
         let editions = sql.bind(search.editionIDs)
-        let from = sql.bind((search.from ?? IssueDate(year: 1, month: 1, day: 1)!).description)
-        let through = sql.bind((search.through ?? IssueDate(year: 9999, month: 12, day: 31)!).description)
+        let from = sql.bind(search.from?.description ?? "0001-01-01")
+        let through = sql.bind(search.through?.description ?? "9999-12-31")
         let limit = sql.bind(search.limit)
         // Where the excerpt is looked for: the first term's words as the text would show them.
         let key = sql.bind(search.query.terms.first.map { $0.words.joined(separator: " ") } ?? "")

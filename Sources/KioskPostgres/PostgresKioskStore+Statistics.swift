@@ -10,8 +10,8 @@ extension PostgresKioskStore {
 
             var counts = DynamicQuery()
             var conditions: [String] = []
-            if let from = query.from { conditions.append("c.day >= \(counts.bind(Int64(from.daysSinceEpoch)))") }
-            if let to = query.to { conditions.append("c.day <= \(counts.bind(Int64(to.daysSinceEpoch)))") }
+            if let from = query.from { conditions.append("c.day >= \(counts.bind(Int64(widening: from.daysSinceEpoch)))") }
+            if let to = query.to { conditions.append("c.day <= \(counts.bind(Int64(widening: to.daysSinceEpoch)))") }
             if let app = query.appKey { conditions.append("c.app_key = \(counts.bind(app))") }
             if let edition = query.editionID { conditions.append("c.edition_id = \(counts.bind(edition))") }
             let filter = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
@@ -52,8 +52,8 @@ extension PostgresKioskStore {
 
             var demo = DynamicQuery()
             var demoConditions: [String] = []
-            if let from = query.from { demoConditions.append("g.granted_at >= \(demo.bind(Int64(from.daysSinceEpoch) * 86_400))") }
-            if let to = query.to { demoConditions.append("g.granted_at < \(demo.bind(Int64(to.daysSinceEpoch + 1) * 86_400))") }
+            if let from = query.from { demoConditions.append("g.granted_at >= \(demo.bind(Int64(widening: from.daysSinceEpoch) * 86_400))") }
+            if let to = query.to { demoConditions.append("g.granted_at < \(demo.bind(Int64(widening: to.daysSinceEpoch + 1) * 86_400))") }
             if let app = query.appKey { demoConditions.append("g.app_key = \(demo.bind(app))") }
             if let edition = query.editionID { demoConditions.append("g.edition_id = \(demo.bind(edition))") }
             let demoFilter = demoConditions.isEmpty ? "" : "WHERE " + demoConditions.joined(separator: " AND ")
@@ -80,8 +80,8 @@ extension PostgresKioskStore {
 
             var active = DynamicQuery()
             var activeConditions: [String] = []
-            if let from = query.from { activeConditions.append("x.day >= \(active.bind(Int64(from.daysSinceEpoch)))") }
-            if let to = query.to { activeConditions.append("x.day <= \(active.bind(Int64(to.daysSinceEpoch)))") }
+            if let from = query.from { activeConditions.append("x.day >= \(active.bind(Int64(widening: from.daysSinceEpoch)))") }
+            if let to = query.to { activeConditions.append("x.day <= \(active.bind(Int64(widening: to.daysSinceEpoch)))") }
             if let app = query.appKey { activeConditions.append("x.app_key = \(active.bind(app))") }
             let activeFilter = activeConditions.isEmpty ? "" : "WHERE " + activeConditions.joined(separator: " AND ")
             let activeDevices = try await c.rows(active.query("""

@@ -27,7 +27,7 @@ struct CatalogueCall {
         let appKey = try params.string(0, "appkey")
         let identityKey = try params.string(1, "idenkey")
         let listing = Listing(
-            editionID: try params.int(2, "edicio_id", in: 1...Int(Int32.max)),
+            editionID: try params.int(2, "edicio_id", in: 1...Int(widening: Int32.max)),
             date: try KioskMethods.optionalDate(params, 3, "data"),
             count: try params.int(4, "num", default: IssueListing.defaultCount, in: IssueListing.countRange),
             direction: try KioskMethods.listingDirection(params, 5, "direccio"))

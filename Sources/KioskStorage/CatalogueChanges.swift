@@ -1,6 +1,7 @@
 import CSystemCalls
 import Foundation
 import GRDB
+import KioskModels
 
 /// Counts the transactions that change the catalogue version, in a small file beside the database
 /// (`<database>-changes`) that every process opening the database maps: `started` moves when such a
@@ -34,7 +35,7 @@ final class CatalogueChanges: @unchecked Sendable {
         }
         var status = stat()
         guard fstat(descriptor, &status) == 0,
-              status.st_size >= Self.size || ftruncate(descriptor, off_t(Self.size)) == 0,
+              status.st_size >= Self.size || ftruncate(descriptor, off_t(widening: Self.size)) == 0,
               let mapped = mmap(nil, Self.size, PROT_READ | PROT_WRITE, MAP_SHARED, descriptor, 0), mapped != MAP_FAILED
         else {
             let code = errno

@@ -25,7 +25,10 @@ final class CatalogueVersionReader: @unchecked Sendable {
     init(path: String, busyTimeout: Double, changes: CatalogueChanges) throws {
         self.path = path
         self.changes = changes
-        busyTimeoutMilliseconds = Int32(busyTimeout * 1000)
+        guard let milliseconds = Int32(exactly: (busyTimeout * 1000).rounded(.towardZero)) else {
+            throw DatabaseFailure(path: path, message: "the busy timeout must be at most 2147483 seconds, got \(busyTimeout)")
+        }
+        busyTimeoutMilliseconds = milliseconds
         guard sqlite3_open_v2(path, &connection, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nil) == SQLITE_OK else {
             defer { sqlite3_close(connection) }
             throw DatabaseFailure(path: path, message: String(cString: sqlite3_errmsg(connection)))

@@ -9,7 +9,7 @@ import KioskModels
 /// `1023 - page`. Pages above 1023 have no key (the publish limit is 1000 pages).
 struct PageSearchKey: Hashable {
     static let maxPage = 1023
-    static let maxEdition = Int(Int32.max)
+    static let maxEdition = Int(widening: Int32.max)
     /// Days from 0001-01-01 to 1970-01-01.
     static let dayOffset = 719_162
 
@@ -17,19 +17,19 @@ struct PageSearchKey: Hashable {
 
     init?(editionID: Int, date: IssueDate, page: Int) {
         guard (1...Self.maxEdition).contains(editionID), (1...Self.maxPage).contains(page) else { return nil }
-        value = Self.dayBits(date) | Int64(Self.editionSlot(editionID)) << 10 | Int64(Self.maxPage - page)
+        value = Self.dayBits(date) | Int64(widening: Self.editionSlot(editionID)) << 10 | Int64(widening: Self.maxPage - page)
     }
 
     init(value: Int64) { self.value = value }
 
-    var date: IssueDate { IssueDate(daysSinceEpoch: Int(value >> 41) - Self.dayOffset) }
-    var editionID: Int { Self.maxEdition - Int((value >> 10) & Int64(Self.maxEdition)) }
-    var page: Int { Self.maxPage - Int(value & Int64(Self.maxPage)) }
+    var date: IssueDate { IssueDate(daysSinceEpoch: Int(widening: value >> 41) - Self.dayOffset) }
+    var editionID: Int { Self.maxEdition - Int(widening: (value >> 10) & Int64(widening: Self.maxEdition)) }
+    var page: Int { Self.maxPage - Int(widening: value & Int64(widening: Self.maxPage)) }
 
     /// The edition's bits, as `(key >> 10) & 0x7FFFFFFF` reads them in SQL.
     static func editionSlot(_ editionID: Int) -> Int { maxEdition - editionID }
 
-    private static func dayBits(_ date: IssueDate) -> Int64 { Int64(date.daysSinceEpoch + dayOffset) << 41 }
+    private static func dayBits(_ date: IssueDate) -> Int64 { Int64(widening: date.daysSinceEpoch + dayOffset) << 41 }
 
     /// The smallest and largest keys of the pages of days `from`...`through` (either open).
     static func range(from: IssueDate?, through: IssueDate?) -> ClosedRange<Int64> {

@@ -49,8 +49,8 @@ extension SQLiteKioskStore {
 
             var demoConditions: [String] = []
             var demoArguments: StatementArguments = []
-            if let from = query.from { demoConditions.append("g.granted_at >= ?"); demoArguments += [Int64(from.daysSinceEpoch) * 86_400] }
-            if let to = query.to { demoConditions.append("g.granted_at < ?"); demoArguments += [Int64(to.daysSinceEpoch + 1) * 86_400] }
+            if let from = query.from { demoConditions.append("g.granted_at >= ?"); demoArguments += [Int64(widening: from.daysSinceEpoch) * 86_400] }
+            if let to = query.to { demoConditions.append("g.granted_at < ?"); demoArguments += [Int64(widening: to.daysSinceEpoch + 1) * 86_400] }
             if let app = query.appKey { demoConditions.append("g.app_key = ?"); demoArguments += [app] }
             if let edition = query.editionID { demoConditions.append("g.edition_id = ?"); demoArguments += [edition] }
             let demoFilter = demoConditions.isEmpty ? "" : "WHERE " + demoConditions.joined(separator: " AND ")

@@ -11,16 +11,28 @@ import PostgresNIO
 /// PostgreSQL server (`postgres://…`), migrated either way.
 package enum DatabaseWiring {
     package static func open(_ configuration: KioskConfiguration, logger: Logger = Logger(label: "kiosk.database")) async throws -> any KioskDatabase {
+        let busyTimeout = try busyTimeoutSeconds(configuration)
         switch try DatabaseLocation(configuration.server.database) {
         case .sqlite(let path):
             let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            return try SQLiteKioskStore(path: path, busyTimeout: configuration.limits.databaseBusyTimeoutSeconds)
+            return try SQLiteKioskStore(path: path, busyTimeout: busyTimeout)
         case .postgres(let location):
             return try await PostgresKioskStore.connect(
                 try clientConfiguration(location), name: location.description,
-                connectionWait: .milliseconds(Int(configuration.limits.databaseBusyTimeoutSeconds * 1000)), logger: logger)
+                connectionWait: .milliseconds(busyTimeout * 1000), logger: logger)
         }
+    }
+
+    /// `limits.database_busy_timeout_seconds`, checked: SQLite and GRDB take it in milliseconds as a
+    /// 32-bit integer (and stop the process on a larger one), so it is 0 to a day.
+    package static func busyTimeoutSeconds(_ configuration: KioskConfiguration) throws -> Double {
+        let seconds = configuration.limits.databaseBusyTimeoutSeconds
+        guard (0...86_400).contains(seconds) else {
+            throw ConfigurationError(file: "configuration", key: "limits.database_busy_timeout_seconds",
+                                     problem: "must be 0 to 86400 seconds, got \(seconds)")
+        }
+        return seconds
     }
 
     /// postgres-nio's configuration for a location: TCP or Unix socket, TLS as `sslmode` asks.

@@ -26,8 +26,8 @@ struct EditionsServices: Sendable {
     func links(_ configuration: KioskConfiguration, secrets: Secrets) -> SignedLinks {
         SignedLinks(format: LinkFormat(rawValue: configuration.links.format) ?? .kiosk, secret: secrets.linkSecret,
                     prefix: configuration.links.prefix, baseURL: configuration.publicURL,
-                    lifetimeSeconds: Int64(configuration.links.lifetimeSeconds),
-                    expiryBucketSeconds: Int64(configuration.links.expiryBucketSeconds))
+                    lifetimeSeconds: Int64(widening: configuration.links.lifetimeSeconds),
+                    expiryBucketSeconds: Int64(widening: configuration.links.expiryBucketSeconds))
     }
 
     func publisher() -> IssuePublisher {

@@ -54,7 +54,7 @@ struct RuntimeFactory: Sendable {
             dispatcher.observer = { method, fault, seconds in metrics.observeXMLRPC(method: method, faultCode: fault?.code, seconds: seconds) }
         }
         let publishing = PublishEndpoint(publisher: editions.publisher(), pdfOptions: configuration.pdf.importOptions(sandbox: pdfSandbox),
-                                         maxUploadBytes: Int64(configuration.limits.maxUploadBytes), logger: logger)
+                                         maxUploadBytes: Int64(widening: configuration.limits.maxUploadBytes), logger: logger)
         return KioskRuntime(
             configuration: configuration, environment: environment, dispatcher: dispatcher,
             accounts: StoredAccounts(store: store, verifier: passwords),

@@ -109,8 +109,8 @@ func isBlank(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
 
 func hasPrefix(_ bytes: UnsafeRawBufferPointer, at index: Int, _ text: StaticString) -> Bool {
     let count = text.utf8CodeUnitCount
-    guard bytes.count - index >= count else { return false }
-    return memcmp(bytes.baseAddress! + index, text.utf8Start, count) == 0
+    guard let base = bytes.baseAddress, bytes.count - index >= count else { return false }
+    return memcmp(base + index, text.utf8Start, count) == 0
 }
 
 /// Looks through the prolog (XML declaration, comments, processing instructions, white space) of an

@@ -95,15 +95,15 @@ struct XMLStream: ~Copyable {
     init(_ bytes: UnsafeRawBufferPointer, encoding: String?, limits: XMLRPCLimits) throws(XMLRPCFault) {
         _ = libxml2Initialized
         guard let base = bytes.baseAddress, bytes.count > 0 else { throw .notWellFormed("empty body") }
-        guard bytes.count <= Int(Int32.max) else { throw .notWellFormed("body too large") }
+        guard let length = Int32(exactly: bytes.count) else { throw .notWellFormed("body too large") }
 
-        var options = Int32(XML_PARSE_NONET.rawValue)
+        var options = Int32(bitPattern: XML_PARSE_NONET.rawValue)
         var forcedEncoding: String?
         var wideEncoding = false
         if var name = encoding {
             name = String(name.filter { $0 != "\"" && $0 != "'" && !$0.isWhitespace })
             if !name.isEmpty {
-                options |= Int32(XML_PARSE_IGNORE_ENC.rawValue)
+                options |= Int32(bitPattern: XML_PARSE_IGNORE_ENC.rawValue)
                 if !isUTF8Name(name) {
                     guard name.utf8.count <= 40, let handler = xmlFindCharEncodingHandler(name) else {
                         throw .notWellFormed("unsupported encoding \(name.prefix(40))")
@@ -135,9 +135,9 @@ struct XMLStream: ~Copyable {
         let chars = base.assumingMemoryBound(to: CChar.self)
         let created: xmlTextReaderPtr?
         if let forcedEncoding {
-            created = forcedEncoding.withCString { xmlReaderForMemory(chars, Int32(bytes.count), nil, $0, options) }
+            created = forcedEncoding.withCString { xmlReaderForMemory(chars, length, nil, $0, options) }
         } else {
-            created = xmlReaderForMemory(chars, Int32(bytes.count), nil, nil, options)
+            created = xmlReaderForMemory(chars, length, nil, nil, options)
         }
         guard let created else {
             xmlSetStructuredErrorFunc(nil) { _, _ in }
@@ -332,7 +332,7 @@ struct XMLStream: ~Copyable {
         }
         let code: Int
         switch codeValue {
-        case .int(let number): code = Int(number)
+        case .int(let number): code = Int(widening: number)
         case .i8(let number): code = Int(truncatingIfNeeded: number)
         case .string(let text):
             guard let number = Int(text) else { throw .invalidRequest("faultCode must be an int") }
@@ -407,7 +407,7 @@ struct XMLStream: ~Copyable {
                 if text == nil {
                     text = String(decoding: chunk, as: UTF8.self)
                 } else {
-                    text!.append(String(decoding: chunk, as: UTF8.self))
+                    text?.append(String(decoding: chunk, as: UTF8.self))
                 }
             case .start(let kind):
                 guard result == nil else { throw .invalidRequest("<value> with more than one child element") }
@@ -432,12 +432,13 @@ struct XMLStream: ~Copyable {
             return .string(try readString(in: "string"))
         case .int, .i4:
             try readScalar()
-            guard let number = scratch.withUnsafeBufferPointer({ parseInteger($0, limit: UInt64(Int32.max)) })
+            guard let number = scratch.withUnsafeBufferPointer({ parseInteger($0, limit: Int64(widening: Int32.max)) }),
+                  let value = Int32(exactly: number)
             else { throw .invalidRequest("invalid int value") }
-            return .int(Int32(number))
+            return .int(value)
         case .i8:
             try readScalar()
-            guard let number = scratch.withUnsafeBufferPointer({ parseInteger($0, limit: UInt64(Int64.max)) })
+            guard let number = scratch.withUnsafeBufferPointer({ parseInteger($0, limit: .max) })
             else { throw .invalidRequest("invalid i8 value") }
             return .i8(number)
         case .boolean:
@@ -491,7 +492,7 @@ struct XMLStream: ~Copyable {
                 if text == nil {
                     text = String(decoding: chunk, as: UTF8.self)
                 } else {
-                    text!.append(String(decoding: chunk, as: UTF8.self))
+                    text?.append(String(decoding: chunk, as: UTF8.self))
                 }
             case .start:
                 throw .invalidRequest("element <\(currentName())> inside <\(element)>")

@@ -19,7 +19,7 @@ public enum XMLRPCEncoder {
         var writer = XMLWriter(capacity: 320 + fault.message.utf8.count)
         writer.raw("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<methodResponse><fault><value><struct>")
         writer.raw("<member><name>faultCode</name><value><int>")
-        writer.integer(Int64(Int32(clamping: fault.code)))
+        writer.integer(Int64(widening: Int32(clamping: fault.code)))
         writer.raw("</int></value></member><member><name>faultString</name><value><string>")
         writer.escaped(fault.message)
         writer.raw("</string></value></member></struct></value></fault></methodResponse>\n")
@@ -73,7 +73,7 @@ public enum XMLRPCEncoder {
                 inExponent = true
             case UInt8(ascii: "0")...UInt8(ascii: "9"):
                 if inExponent {
-                    exponent = exponent * 10 + Int(byte - 0x30)
+                    exponent = exponent * 10 + Int(widening: byte - 0x30)
                 } else {
                     digits.append(byte)
                 }
@@ -119,9 +119,9 @@ public enum XMLRPCEncoder {
 private let escapeClass: [UInt8] = {
     var table = [UInt8](repeating: 0, count: 256)
     for byte in 0..<0x20 where byte != 0x09 && byte != 0x0A { table[byte] = 1 }
-    table[Int(UInt8(ascii: "&"))] = 1
-    table[Int(UInt8(ascii: "<"))] = 1
-    table[Int(UInt8(ascii: ">"))] = 1
+    table[Int(widening: UInt8(ascii: "&"))] = 1
+    table[Int(widening: UInt8(ascii: "<"))] = 1
+    table[Int(widening: UInt8(ascii: ">"))] = 1
     table[0xEF] = 1
     return table
 }()
@@ -252,7 +252,7 @@ struct XMLWriter: ~Copyable {
                 let limit = min(index + 8, total)
                 while index < limit {
                     let byte = source[index]
-                    if table[Int(byte)] == 0 {
+                    if table[Int(widening: byte)] == 0 {
                         index += 1
                         continue
                     }
@@ -289,7 +289,7 @@ struct XMLWriter: ~Copyable {
             raw("</string></value>")
         case .int(let number):
             raw("<value><int>")
-            integer(Int64(number))
+            integer(Int64(widening: number))
             raw("</int></value>")
         case .i8(let number):
             raw("<value><i8>")
@@ -352,24 +352,24 @@ struct XMLWriter: ~Copyable {
         reserve((count + 2) / 3 * 4)
         var index = 0
         while index + 3 <= count {
-            let chunk = UInt32(input[index]) << 16 | UInt32(input[index + 1]) << 8 | UInt32(input[index + 2])
-            byte(alphabet[Int(chunk >> 18)])
-            byte(alphabet[Int(chunk >> 12 & 63)])
-            byte(alphabet[Int(chunk >> 6 & 63)])
-            byte(alphabet[Int(chunk & 63)])
+            let chunk = UInt32(widening: input[index]) << 16 | UInt32(widening: input[index + 1]) << 8 | UInt32(widening: input[index + 2])
+            byte(alphabet[Int(widening: chunk >> 18)])
+            byte(alphabet[Int(widening: chunk >> 12 & 63)])
+            byte(alphabet[Int(widening: chunk >> 6 & 63)])
+            byte(alphabet[Int(widening: chunk & 63)])
             index += 3
         }
         switch count - index {
         case 1:
-            let chunk = UInt32(input[index]) << 16
-            byte(alphabet[Int(chunk >> 18)])
-            byte(alphabet[Int(chunk >> 12 & 63)])
+            let chunk = UInt32(widening: input[index]) << 16
+            byte(alphabet[Int(widening: chunk >> 18)])
+            byte(alphabet[Int(widening: chunk >> 12 & 63)])
             raw("==")
         case 2:
-            let chunk = UInt32(input[index]) << 16 | UInt32(input[index + 1]) << 8
-            byte(alphabet[Int(chunk >> 18)])
-            byte(alphabet[Int(chunk >> 12 & 63)])
-            byte(alphabet[Int(chunk >> 6 & 63)])
+            let chunk = UInt32(widening: input[index]) << 16 | UInt32(widening: input[index + 1]) << 8
+            byte(alphabet[Int(widening: chunk >> 18)])
+            byte(alphabet[Int(widening: chunk >> 12 & 63)])
+            byte(alphabet[Int(widening: chunk >> 6 & 63)])
             byte(UInt8(ascii: "="))
         default:
             break

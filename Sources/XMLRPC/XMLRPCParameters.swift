@@ -36,7 +36,7 @@ public struct XMLRPCParameters: Sendable, Hashable {
         let number: Int
         switch value(index) {
         case .int(let value)?:
-            number = Int(value)
+            number = Int(widening: value)
         case .i8(let value)?:
             guard let value = Int(exactly: value) else { throw .invalidParameter(name, "integer out of range") }
             number = value
@@ -48,8 +48,7 @@ public struct XMLRPCParameters: Sendable, Hashable {
                 while start < end, isSpace(bytes[start]) { start += 1 }
                 while end > start, isSpace(bytes[end - 1]) { end -= 1 }
                 if start == end { return .some(nil) }  // empty: treated as absent
-                guard let number = parseInteger(UnsafeBufferPointer(rebasing: bytes[start..<end]),
-                                                limit: UInt64(Int64.max))
+                guard let number = parseInteger(UnsafeBufferPointer(rebasing: bytes[start..<end]), limit: .max)
                 else { return nil }  // malformed
                 return .some(number)
             }

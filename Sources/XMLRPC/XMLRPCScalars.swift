@@ -21,8 +21,8 @@ func trimBlanks(_ text: inout String) {
 }
 
 /// An optionally signed run of ASCII digits, nothing else; nil when malformed or beyond ±`limit`
-/// (the negative side allows `-limit - 1`).
-func parseInteger(_ bytes: UnsafeBufferPointer<UInt8>, limit: UInt64) -> Int64? {
+/// (the negative side allows `-limit - 1`; `limit` is 0 or more).
+func parseInteger(_ bytes: UnsafeBufferPointer<UInt8>, limit: Int64) -> Int64? {
     var index = 0
     var negative = false
     if let first = bytes.first, first == UInt8(ascii: "-") || first == UInt8(ascii: "+") {
@@ -31,20 +31,20 @@ func parseInteger(_ bytes: UnsafeBufferPointer<UInt8>, limit: UInt64) -> Int64? 
     }
     guard index < bytes.count else { return nil }
     var magnitude: UInt64 = 0
-    let bound = negative ? limit + 1 : limit
+    let bound = limit.magnitude + (negative ? 1 : 0)   // at most 2^63: no overflow
     while index < bytes.count {
         let digit = bytes[index] &- 0x30
         guard digit <= 9 else { return nil }
         let (times10, overflow1) = magnitude.multipliedReportingOverflow(by: 10)
-        let (sum, overflow2) = times10.addingReportingOverflow(UInt64(digit))
+        let (sum, overflow2) = times10.addingReportingOverflow(UInt64(widening: digit))
         guard !overflow1, !overflow2, sum <= bound else { return nil }
         magnitude = sum
         index += 1
     }
-    if negative {
-        return magnitude == UInt64(Int64.max) + 1 ? Int64.min : -Int64(magnitude)
+    guard let value = Int64(exactly: magnitude) else {
+        return negative && magnitude == Int64.min.magnitude ? Int64.min : nil
     }
-    return Int64(magnitude)
+    return negative ? -value : value
 }
 
 /// `[+-]? (digits [. digits?] | . digits) ([eE] [+-]? digits)?`, finite; nil otherwise.
@@ -73,8 +73,8 @@ func parseDouble(_ bytes: UnsafeBufferPointer<UInt8>) -> Double? {
 
 let base64DecodeTable: [UInt8] = {
     var table = [UInt8](repeating: 0xFF, count: 256)
-    for (index, byte) in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8.enumerated() {
-        table[Int(byte)] = UInt8(index)
+    for (value, byte) in zip(UInt8(0)..., "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8) {
+        table[Int(widening: byte)] = value
     }
     return table
 }()
@@ -95,9 +95,9 @@ func decodeBase64(_ bytes: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
                 guard pending >= 2, pending + padding < 4 else { return nil }
                 padding += 1
             default:
-                let sextet = table[Int(byte)]
+                let sextet = table[Int(widening: byte)]
                 guard sextet != 0xFF, padding == 0 else { return nil }
-                accumulator = accumulator << 6 | UInt32(sextet)
+                accumulator = accumulator << 6 | UInt32(widening: sextet)
                 pending += 1
                 if pending == 4 {
                     output.append(UInt8(truncatingIfNeeded: accumulator >> 16))

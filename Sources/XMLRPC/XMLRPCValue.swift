@@ -60,7 +60,7 @@ extension XMLRPCValue {
     @inlinable
     public static func integer(_ value: Int) -> XMLRPCValue {
         if let small = Int32(exactly: value) { return .int(small) }
-        return .i8(Int64(value))
+        return .i8(Int64(widening: value))
     }
 
     /// The first member named `name`, for structures; nil otherwise.
@@ -85,7 +85,7 @@ extension XMLRPCValue {
     /// The integer of an `.int` or `.i8`.
     public var intValue: Int? {
         switch self {
-        case .int(let value): return Int(value)
+        case .int(let value): return Int(widening: value)
         case .i8(let value): return Int(exactly: value)
         default: return nil
         }
@@ -197,7 +197,7 @@ public struct XMLRPCDateTime: Sendable, Hashable, CustomStringConvertible {
         func digits(_ start: Int, _ count: Int) -> Int? {
             var value = 0
             for index in start..<(start + count) {
-                let digit = Int(bytes[index]) &- 0x30
+                let digit = Int(widening: bytes[index]) &- 0x30
                 guard digit >= 0, digit <= 9 else { return nil }
                 value = value * 10 + digit
             }

@@ -1,5 +1,6 @@
 import Glibc
 import HTTPTypes
+import KioskModels
 import NIOCore
 import NIOHTTPTypes
 
@@ -66,7 +67,7 @@ package final class KeptAnswerHandler: ChannelDuplexHandler, RemovableChannelHan
     /// The `Date` header's value, formatted once a second.
     private func currentDate() -> String {
         let second = time(nil)
-        if second != date.second { date = (second, HTTPDate.format(seconds: Int64(second))) }
+        if second != date.second { date = (second, HTTPDate.format(seconds: Int64(widening: second))) }
         return date.text
     }
 }

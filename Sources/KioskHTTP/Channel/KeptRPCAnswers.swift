@@ -43,7 +43,7 @@ package struct KeptRPCAnswers: Sendable {
         var length: Int?, authorized = false
         for field in request.headerFields {
             switch field.name {
-            case .contentLength: length = Int(field.value)
+            case .contentLength: length = Int(field.value, radix: 10)
             case .authorization: authorized = true
             case .connection: if field.value.lowercased() != "keep-alive" { return false }
             case .expect, .transferEncoding: return false

@@ -19,7 +19,7 @@ package enum ByteRange: Equatable {
         let last = spec[spec.index(after: dash)...].trimmingCharacters(in: .whitespaces)
         func number(_ text: String) -> Int64? {
             guard !text.isEmpty, text.count <= 18, text.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else { return nil }
-            return Int64(text)
+            return Int64(text, radix: 10)
         }
         if first.isEmpty {
             // Suffix range: the last N bytes.

@@ -19,7 +19,8 @@ package final class FileChunkBuffer: @unchecked Sendable {
     package func fill(from file: OpenFile, count: Int, at offset: Int64) throws {
         buffer.clear()
         let read = try buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: count) { raw in
-            try file.read(into: raw.baseAddress!, count: count, at: offset)
+            guard let start = raw.baseAddress else { return 0 }   // no room at all: count is 0
+            return try file.read(into: start, count: count, at: offset)
         }
         guard read == count else { throw FileTruncated() }
     }
@@ -29,7 +30,11 @@ package final class FileChunkBuffer: @unchecked Sendable {
         buffer.clear()
         var cached = false
         buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: count) { raw in
-            cached = file.readIfCached(into: raw.baseAddress!, count: count, at: offset)
+            guard let start = raw.baseAddress else {   // no room at all: count is 0, nothing to read
+                cached = true
+                return 0
+            }
+            cached = file.readIfCached(into: start, count: count, at: offset)
             return cached ? count : 0
         }
         return cached

@@ -80,9 +80,9 @@ package struct FileDelivery: Sendable {
         if request.method == .head || length == 0 {
             return Response(status: status, headers: headers, body: ResponseBody())
         }
-        let chunkSize = Int(min(Int64(self.chunkSize), length))
+        let chunkSize = min(self.chunkSize, Int(widening: length))
         let executor = directory.executor
-        let body = ResponseBody(contentLength: Int(length)) { writer in
+        let body = ResponseBody(contentLength: Int(widening: length)) { writer in
             // Two buffers per response, used in turn: by the time one comes round again the connection
             // has normally sent it, so its storage is refilled in place.
             let buffers = [FileChunkBuffer(capacity: chunkSize), FileChunkBuffer(capacity: chunkSize)]
@@ -90,7 +90,7 @@ package struct FileDelivery: Sendable {
             var turn = 0
             let end = start + length
             while offset < end {
-                let want = Int(min(Int64(chunkSize), end - offset))
+                let want = min(chunkSize, Int(widening: end - offset))
                 let at = offset
                 let slot = buffers[turn % buffers.count]
                 turn += 1
@@ -101,7 +101,7 @@ package struct FileDelivery: Sendable {
                 // is read on the blocking executor.
                 let cached = try await eventLoop?.submit { slot.fillIfCached(from: file.file, count: want, at: at) }.get() ?? false
                 if !cached { try await executor.run { try slot.fill(from: file.file, count: want, at: at) } }
-                offset += Int64(want)
+                offset += Int64(widening: want)
                 try await writer.write(slot.buffer)
             }
             try await writer.finish(nil)

@@ -6,7 +6,7 @@ import KioskFiles
 package enum HTTPDate {
     package static func format(seconds: Int64) -> String {
         let day = IssueDate(unixTime: seconds)
-        let secondsOfDay = Int(seconds - Int64(day.daysSinceEpoch) * 86_400)
+        let secondsOfDay = Int(widening: seconds - Int64(widening: day.daysSinceEpoch) * 86_400)
         let weekdays = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"]   // 1970-01-01 was a Thursday
         let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
         let weekday = weekdays[((day.daysSinceEpoch % 7) + 7) % 7]

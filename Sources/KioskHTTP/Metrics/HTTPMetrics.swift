@@ -39,8 +39,9 @@ package struct HTTPMetricsMiddleware: RouterMiddleware {
         var file: KioskMetrics.FileKind?
         if request.method == .get, status == 200 || status == 206, response.body.contentLength != 0,
            request.uri.path.hasPrefix(context.runtime.configuration.links.prefix + "/") {
-            file = KioskMetrics.FileKind(path: request.uri.path)
-            metrics.fileDownloadStarted(file!)
+            let kind = KioskMetrics.FileKind(path: request.uri.path)
+            file = kind
+            metrics.fileDownloadStarted(kind)
         }
         // A body of known length that is not a file is in memory: it is as good as sent, and left as it
         // is, so Hummingbird writes head, body and end at once.

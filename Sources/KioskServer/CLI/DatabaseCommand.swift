@@ -39,7 +39,7 @@ struct DatabaseCommand: AsyncParsableCommand {
             guard case .postgres(let location) = try DatabaseLocation(to) else {
                 throw ValidationError("--to must be a postgres:// URL")
             }
-            let source = try SQLiteKioskStore(path: path, busyTimeout: configuration.limits.databaseBusyTimeoutSeconds)
+            let source = try SQLiteKioskStore(path: path, busyTimeout: try DatabaseWiring.busyTimeoutSeconds(configuration))
             let target = try await PostgresKioskStore.connect(try DatabaseWiring.clientConfiguration(location), name: location.description,
                                                               logger: .init(label: "kiosk.db-copy"))
             let started = ContinuousClock.now

@@ -81,9 +81,10 @@ enum StatisticsReport {
         var out = "Kiosk statistics, \(scope(s.query))\nDownloads: \(s.totalDownloads)\n"
 
         let editions = Dictionary(s.byEditionAndDay.map { ($0.editionID, $0.editionName) }, uniquingKeysWith: { a, _ in a })
-        let editionIDs = editions.keys.sorted()
+            .sorted { $0.key < $1.key }
+        let editionIDs = editions.map(\.key)
         out += "\nDownloads per day and edition\n"
-        var rows = [["day"] + editionIDs.map { "\($0) \(editions[$0]!)" } + ["total"]]
+        var rows = [["day"] + editions.map { "\($0.key) \($0.value)" } + ["total"]]
         var byDay: [(IssueDate, [Int: Int])] = []
         for entry in s.byEditionAndDay {
             if byDay.last?.0 != entry.day { byDay.append((entry.day, [:])) }

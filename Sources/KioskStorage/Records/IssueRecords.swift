@@ -99,7 +99,7 @@ struct PageRecord: Hashable, FetchableRecord, MutablePersistableRecord, ListedCo
         container[Columns.pdfPath] = pdfPath; container[Columns.jpgPath] = jpgPath; container[Columns.jpgAPath] = jpgAPath
     }
 
-    mutating func didInsert(_ inserted: InsertionSuccess) { id = Int(inserted.rowID) }
+    mutating func didInsert(_ inserted: InsertionSuccess) { id = Int(widening: inserted.rowID) }
 
     var files: PageFiles { PageFiles(pdf: pdfPath, jpg: jpgPath, jpgA: jpgAPath) }
 

@@ -32,7 +32,7 @@ struct UserRecord: Hashable, FetchableRecord, MutablePersistableRecord, ListedCo
         container[Columns.createdAt] = createdAt
     }
 
-    mutating func didInsert(_ inserted: InsertionSuccess) { id = Int(inserted.rowID) }
+    mutating func didInsert(_ inserted: InsertionSuccess) { id = Int(widening: inserted.rowID) }
 
     /// A user read back always has its id.
     var user: User { User(id: id ?? 0, username: username, name: name, email: email, passwordHash: passwordHash) }

@@ -55,7 +55,7 @@ extension ConsolePage {
         if form.text("action") == "web_kiosk" { return try await changeWebKiosk(of: key, in: catalogue, form: form) }
         var lines = catalogue.tariffLines.filter { $0.appKey == key }.sorted { $0.order < $1.order }
         let before = Self.describe(catalogue.apps[index], lines)
-        let edition = Int(form.text("edition"))
+        let edition = Int(form.text("edition"), radix: 10)
         switch form.text("action") {
         case "quota":
             guard let quota = Int(form.text("demo_quota")) else {

@@ -39,7 +39,8 @@ struct DownloadsChart {
         return svg + "</svg>"
     }
 
-    private static func format(_ value: Double) -> String { String(Double(Int(value * 10)) / 10) }
+    /// One decimal, cut toward zero.
+    private static func format(_ value: Double) -> String { String((value * 10).rounded(.towardZero) / 10) }
     private static func escape(_ text: String) -> String {
         text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
             .replacingOccurrences(of: "\"", with: "&quot;")
