@@ -59,7 +59,14 @@ extension KioskConfiguration {
             throw fail("pdf.bwrap", "must be an absolute path, or empty to find bwrap on PATH; got \"\(pdf.bwrap)\"")
         }
         guard signIn.maxFailures >= 1 else { throw fail("sign_in.max_failures", "must be at least 1") }
-        guard signIn.windowSeconds >= 1 else { throw fail("sign_in.window_seconds", "must be at least 1") }
+        // Every duration is added to or taken from a clock time: bounded, so that no sum can overflow.
+        let tenYears = Self.maxDurationSeconds
+        for (key, seconds) in [("sign_in.window_seconds", signIn.windowSeconds), ("links.lifetime_seconds", links.lifetimeSeconds),
+                               ("web_kiosk_token_lifetime_seconds", webKioskTokenLifetimeSeconds),
+                               ("web_session_lifetime_seconds", webSessionLifetimeSeconds),
+                               ("console_session_lifetime_seconds", consoleSessionLifetimeSeconds)] {
+            guard (1...tenYears).contains(seconds) else { throw fail(key, "must be 1 to \(tenYears) seconds (ten years), got \(seconds)") }
+        }
         guard ["kiosk", "nginx"].contains(links.format) else {
             throw fail("links.format", "must be kiosk or nginx, got \"\(links.format)\"")
         }
@@ -101,7 +108,7 @@ extension KioskConfiguration {
             }
             guard Self.isName(publication.name) else { throw fail("publications[\(p)].name", Self.nameRule) }
             for (e, edition) in publication.editions.enumerated() {
-                guard edition.id > 0, edition.id <= Int(Int32.max), editionIDs.insert(edition.id).inserted else {
+                guard edition.id > 0, edition.id <= Int32.max, editionIDs.insert(edition.id).inserted else {
                     throw fail("publications[\(p)].editions[\(e)].id", "must be a positive id used once, got \(edition.id)")
                 }
                 guard Self.isName(edition.name) else { throw fail("publications[\(p)].editions[\(e)].name", Self.nameRule) }

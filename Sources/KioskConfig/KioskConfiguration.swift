@@ -22,6 +22,8 @@ package struct KioskConfiguration: Codable, Sendable, Equatable {
     package var links = Links()
     package var metrics = Metrics()
     package var pdf = PDF()
+    /// The longest any configured duration (a lifetime, a window) may be: ten years.
+    package static let maxDurationSeconds = 10 * 366 * 86_400
     package var webKioskTokenLifetimeSeconds = 300
     /// How long a reader stays signed in to the web kiosk (`/web/{app}`) after following a `hashQuiosc` link.
     package var webSessionLifetimeSeconds = 8 * 3600

@@ -34,7 +34,7 @@ public struct IssueDate: Sendable, Hashable, Comparable, Codable, CustomStringCo
             for index in range {
                 let byte = bytes[index]
                 guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
-                value = value * 10 + Int(byte - UInt8(ascii: "0"))
+                value = value * 10 + Int(widening: byte - UInt8(ascii: "0"))
             }
             return value
         }
@@ -173,7 +173,7 @@ public struct DayPeriod: Sendable, Hashable {
 
     /// The Unix seconds it covers: from its first second to the second after its last.
     public var seconds: Range<Int64> {
-        Int64(first.daysSinceEpoch) * 86_400 ..< Int64(last.daysSinceEpoch + 1) * 86_400
+        Int64(widening: first.daysSinceEpoch) * 86_400 ..< Int64(widening: last.daysSinceEpoch + 1) * 86_400
     }
 
     public func contains(_ date: IssueDate) -> Bool { first <= date && date <= last }

@@ -252,7 +252,7 @@ public struct KioskService: Sendable {
         let time = clock.now
         // The attempt counts as a failure from before the check until it succeeds.
         guard let attempt = try await store.beginSignInAttempt(
-            username: username, deviceKey: deviceKey, since: time - Int64(signInPolicy.windowSeconds),
+            username: username, deviceKey: deviceKey, since: time - Int64(widening: signInPolicy.windowSeconds),
             maxFailures: signInPolicy.maxFailures, at: time)
         else { throw KioskError.tooManySignInAttempts(retryAfterSeconds: signInPolicy.windowSeconds) }
         let user = username.isEmpty ? nil : try await store.user(username: username)

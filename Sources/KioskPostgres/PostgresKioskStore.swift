@@ -263,11 +263,12 @@ public final class PostgresKioskStore: KioskDatabase {
         for d in downloads {
             counts[Key(day: d.time / 86_400, editionID: d.editionID, date: d.date.description, appKey: d.appKey, os: d.os), default: 0] += 1
         }
-        let keys = counts.keys.sorted()
+        let sorted = counts.sorted { $0.key < $1.key }
+        let keys = sorted.map(\.key)
         try await c.run("""
             INSERT INTO download_counts (day, edition_id, date, app_key, os, count)
             SELECT * FROM unnest(\(keys.map(\.day)), \(keys.map(\.editionID)), \(keys.map(\.date)), \(keys.map(\.appKey)),
-                                 \(keys.map(\.os)), \(keys.map { counts[$0]! }))
+                                 \(keys.map(\.os)), \(sorted.map(\.value)))
             ON CONFLICT (day, edition_id, date, app_key, os) DO UPDATE SET count = download_counts.count + excluded.count
             """, logger: logger)
     }

@@ -24,6 +24,11 @@ struct CatalogueCall {
 
     /// `getDarrersEdicio(appkey, idenkey, edicio_id, data, num, direccio)`.
     static func getDarrersEdicio(_ params: XMLRPCParameters) throws -> CatalogueCall {
+        try listingCall(params).call
+    }
+
+    /// `getDarrersEdicio`'s call and its listing, which such a call always has.
+    static func listingCall(_ params: XMLRPCParameters) throws -> (call: CatalogueCall, listing: Listing) {
         let appKey = try params.string(0, "appkey")
         let identityKey = try params.string(1, "idenkey")
         let listing = Listing(
@@ -31,7 +36,7 @@ struct CatalogueCall {
             date: try KioskMethods.optionalDate(params, 3, "data"),
             count: try params.int(4, "num", default: IssueListing.defaultCount, in: IssueListing.countRange),
             direction: try KioskMethods.listingDirection(params, 5, "direccio"))
-        return CatalogueCall(appKey: appKey, identityKey: identityKey, listing: listing)
+        return (CatalogueCall(appKey: appKey, identityKey: identityKey, listing: listing), listing)
     }
 
     /// The call `name` with `params`, if it is `getEdicions` or `getDarrersEdicio` and its parameters are valid.

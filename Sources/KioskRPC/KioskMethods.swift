@@ -76,8 +76,7 @@ public enum KioskMethods {
     }
 
     static func getDarrersEdicio(_ params: XMLRPCParameters, _ env: KioskRPCEnvironment) async throws -> XMLRPCValue {
-        let call = try CatalogueCall.getDarrersEdicio(params)
-        guard let listing = call.listing else { preconditionFailure("getDarrersEdicio reads a listing") }
+        let (call, listing) = try CatalogueCall.listingCall(params)
         let service = env.service
         let now = service.clock.now
         let (answer, kept) = try await env.cachedAnswer(call.cacheMethod, call.cacheArguments, versioned: true, now: now) {
@@ -95,7 +94,7 @@ public enum KioskMethods {
     static func getEdicio(_ params: XMLRPCParameters, _ env: KioskRPCEnvironment) async throws -> XMLRPCValue {
         let appKey = try params.string(0, "appkey")
         let identityKey = try params.string(1, "idenkey")
-        let editionID = try params.int(2, "edicio_id", in: 1...Int(Int32.max))
+        let editionID = try params.int(2, "edicio_id", in: 1...Int(widening: Int32.max))
         guard let date = try optionalDate(params, 3, "data") else {
             throw XMLRPCFault.invalidParameter("data", "expected a date YYYY-MM-DD")
         }
@@ -136,7 +135,7 @@ public enum KioskMethods {
         let appKey = try params.string(0, "appkey")
         let identityKey = try params.string(1, "idenkey")
         let text = try params.string(2, "text")
-        let editionID = try params.int(3, "edicio_id", default: 0, in: 1...Int(Int32.max))
+        let editionID = try params.int(3, "edicio_id", default: 0, in: 1...Int(widening: Int32.max))
         let from = try optionalDate(params, 4, "desde")
         let through = try optionalDate(params, 5, "fins")
         let count = try params.int(6, "num", default: PageSearch.defaultLimit, in: PageSearch.limitRange)
@@ -197,7 +196,7 @@ public enum KioskMethods {
         var hash = ""
         if !(username.isEmpty && password.isEmpty) {
             let user = try await env.service.authenticate(appKey: appKey, username: username, password: password)
-            hash = env.webKioskTokens.token(userID: user.id, expires: env.service.clock.now + Int64(env.webKioskTokenLifetime))
+            hash = env.webKioskTokens.token(userID: user.id, expires: env.service.clock.now + Int64(widening: env.webKioskTokenLifetime))
         }
         return .structure([
             XMLRPCMember("url_base", .string(kiosk.baseURL)),

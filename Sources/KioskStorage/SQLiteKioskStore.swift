@@ -56,7 +56,7 @@ public final class SQLiteKioskStore: KioskDatabase {
     /// together on it (and their readers) can make that fail at once with "database is locked" rather
     /// than wait, so the opening is tried again until `seconds` have passed.
     private static func retryingWhileLocked<T>(for seconds: Double, _ open: () throws -> T) throws -> T {
-        let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+        let deadline = ContinuousClock.now + .milliseconds(Int(exactly: (seconds * 1000).rounded()) ?? 0)
         while true {
             do {
                 return try open()

@@ -289,6 +289,26 @@ import Testing
         #expect(waited < alone * 8 + 0.5, "\(report)")
     }
 
+    /// Durations are added to clock times: a huge one is refused by key at load, not an overflow later.
+    @Test(arguments: ["web_session_lifetime_seconds", "console_session_lifetime_seconds", "web_kiosk_token_lifetime_seconds"])
+    func hugeDurationsInTheConfigurationAreRefusedByKey(_ key: String) throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        func setting(_ value: String) -> (String) -> String {
+            { text in text.split(separator: "\n", omittingEmptySubsequences: false).filter { !$0.hasPrefix(key + ":") }
+                .joined(separator: "\n") + "\n\(key): \(value)\n" }
+        }
+        for value in ["9223372036854775807", "0", "-5"] {
+            let path = try writeTestConfiguration(in: directory, edit: setting(value))
+            #expect(throws: ConfigurationError.self) { _ = try KioskConfiguration.load(from: path) }
+            do { _ = try KioskConfiguration.load(from: path) } catch {
+                #expect("\(error)".contains(key) && "\(error)".contains("ten years"), "\(error)")
+            }
+        }
+        let fine = try writeTestConfiguration(in: directory, edit: setting("3600"))
+        _ = try KioskConfiguration.load(from: fine)
+    }
+
     // MARK: Publisher scopes
 
     @Test func aScopedPublisherIsRefusedOutsideItsScopeAndTheRefusalIsAudited() async throws {

@@ -195,7 +195,7 @@ package final class KioskMetrics: Sendable {
     package func fileDownloadCompleted(_ kind: FileKind) { fileDownloadsCompleted[kind].increment() }
     package func fileBytesSent(_ kind: FileKind, _ bytes: Int) {
         guard bytes > 0 else { return }
-        fileBytesSent[kind].increment(by: Int64(bytes))
+        fileBytesSent[kind].increment(by: Int64(widening: bytes))
     }
 
     package func bundleBuilt(duration: Duration) {

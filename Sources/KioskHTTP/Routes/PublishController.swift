@@ -76,7 +76,7 @@ package struct PublishEndpoint: Sendable {
                 do {
                     return OutcomeLine(published: try await work { continuation.yield($0) })
                 } catch let error as KioskHTTPError {
-                    return OutcomeLine(status: Int(error.status.code), error: error.message)
+                    return OutcomeLine(status: error.status.code, error: error.message)
                 } catch {
                     self.logger.error("publish failed", metadata: ["error": .string("\(error)")])
                     return OutcomeLine(status: 500, error: "The publish failed on the server; its log says why.")
@@ -223,7 +223,7 @@ package struct PublishEndpoint: Sendable {
             }
         }
         for try await chunk in body {
-            total += Int64(chunk.readableBytes)
+            total += Int64(widening: chunk.readableBytes)
             if total > maxUploadBytes + (8 << 20) { return (total, false) }
             if total > maxUploadBytes { continue }
             var chunk = chunk

@@ -60,7 +60,7 @@ package struct ReaderKioskController {
     @Sendable private func signOutEverywhere(_ request: Request, context: KioskRequestContext) async throws -> Response {
         try await signOut(request, context: context) { store, user, session, now in
             try await store.endAllSessions(subject: SessionEnd.readerSubject(user.id),
-                                           keptUntil: now + Int64(context.runtime.readerSessions.lifetimeSeconds), at: now)
+                                           keptUntil: now + Int64(widening: context.runtime.readerSessions.lifetimeSeconds), at: now)
         }
     }
 

@@ -35,7 +35,7 @@ package struct WebSessions: Sendable {
     package func signIn(_ payload: String, now: Int64) -> Cookie {
         var id = SystemRandomNumberGenerator()
         let session = Base64URL.encode((0..<12).map { _ in UInt8.random(in: 0...255, using: &id) })
-        let value = Base64URL.encode(Array((payload + "\n" + session).utf8)) + "." + String(now + Int64(lifetimeSeconds))
+        let value = Base64URL.encode(Array((payload + "\n" + session).utf8)) + "." + String(now + Int64(widening: lifetimeSeconds))
         return cookie(value + "." + signature(value), maxAge: lifetimeSeconds)
     }
 
@@ -64,7 +64,7 @@ package struct WebSessions: Sendable {
               let decoded = Base64URL.decode(String(parts[0])) else { return nil }
         let signed = String(decoding: decoded, as: UTF8.self)
         guard let cut = signed.lastIndex(of: "\n") else { return nil }
-        let (began, overflow) = expires.subtractingReportingOverflow(Int64(lifetimeSeconds))
+        let (began, overflow) = expires.subtractingReportingOverflow(Int64(widening: lifetimeSeconds))
         guard !overflow else { return nil }
         return Session(cookie: value, payload: String(signed[..<cut]), id: String(signed[signed.index(after: cut)...]),
                        began: began, expires: expires)

@@ -114,7 +114,7 @@ extension ConsolePage {
             return try await accounts(notice: "\(AccountKind.operator.rawValue):\(username): no such account", status: .unprocessableContent)
         }
         try await database.endAllSessions(subject: SessionEnd.operatorSubject(username),
-                                          keptUntil: now + Int64(sessions.lifetimeSeconds), at: now)
+                                          keptUntil: now + Int64(widening: sessions.lifetimeSeconds), at: now)
         try await audit("account.end_sessions", Account(kind: .operator, username: username, passwordHash: "").label, after: "every session ended")
         return redirect(username == operatorAccount.username ? "/admin/sign-in" : "/admin/accounts#operator-\(username.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")")
     }

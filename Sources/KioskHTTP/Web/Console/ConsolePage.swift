@@ -281,7 +281,7 @@ struct ConsolePage: Sendable {
                 return try await refuse(UserAdministrationError.unknownUser(username).description)
             }
             try await database.endAllSessions(subject: SessionEnd.readerSubject(user.id),
-                                              keptUntil: now + Int64(runtime.readerSessions.lifetimeSeconds), at: now)
+                                              keptUntil: now + Int64(widening: runtime.readerSessions.lifetimeSeconds), at: now)
             try await audit("reader.end_sessions", username, after: "every session ended")
         case "unlock":
             let cleared = try await database.clearSignInFailures(username: username)

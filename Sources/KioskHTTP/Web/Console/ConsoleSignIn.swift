@@ -42,7 +42,7 @@ struct ConsoleSignIn {
         let store = service.store
         let text = language.consoleStrings
         guard let attempt = try await store.beginSignInAttempt(
-            username: "operator:" + username, deviceKey: nil, since: now - Int64(policy.windowSeconds),
+            username: "operator:" + username, deviceKey: nil, since: now - Int64(widening: policy.windowSeconds),
             maxFailures: policy.maxFailures, at: now)
         else { return try await self.form(problem: text["locked_out"], status: .tooManyRequests) }
         let entry = try await context.runtime.accounts.current().operators[username]
