@@ -18,22 +18,30 @@ public enum ArchiveExtractor {
 
         /// Limits matching a publish's.
         public init(publish: PublishLimits) {
-            self.init(maxEntries: publish.maxPages * 3 + 100, maxFileBytes: max(publish.maxFileBytes, Int64(PublishManifest.maxBytes)),
-                      maxTotalBytes: publish.maxIssueBytes + Int64(PublishManifest.maxBytes))
+            let entries = publish.maxPages.multipliedReportingOverflow(by: 3)
+            let total = publish.maxIssueBytes.addingReportingOverflow(Int64(PublishManifest.maxBytes))
+            self.init(maxEntries: entries.overflow ? Int.max : entries.partialValue.addingReportingOverflow(100).partialValue,
+                      maxFileBytes: max(publish.maxFileBytes, Int64(PublishManifest.maxBytes)),
+                      maxTotalBytes: total.overflow ? Int64.max : total.partialValue)
         }
     }
 
     /// Extracts `archive` into `destination` (an existing empty folder) and returns the publish folder
     /// (holding `issue.json`, or PDFs alone): `destination` itself, or its only subfolder when the archive
     /// wraps everything in one.
-    /// Throws `PublishRejected` naming the entry for anything refused. Blocking.
+    /// Throws `PublishRejected` naming the entry for anything refused, a damaged or unreadable archive
+    /// included; a `SystemError` only for a failure on the server's side (writing into `destination`,
+    /// e.g. a full disk). Blocking.
     public static func extract(archive: String, into destination: String, limits: Limits = Limits()) throws -> String {
         let file: OpenFile
-        do { file = try FS.open(archive, O_RDONLY) } catch { throw PublishRejected(file: "upload", "cannot be read: \(error)") }
+        do { file = try FS.open(archive, O_RDONLY) } catch let error as SystemError {
+            throw PublishRejected(file: "upload", "cannot be read (\(error.call) failed: \(String(cString: strerror(error.code))))")
+        }
         let root = try FS.openDirectory(destination)
         var sink = Sink(root: root, limits: limits)
+        let inflated = limits.maxTotalBytes.addingReportingOverflow(64 << 20)
         do {
-            try ArchiveReader.read(file, into: &sink, inflatedLimit: limits.maxTotalBytes + (64 << 20))
+            try ArchiveReader.read(file, into: &sink, inflatedLimit: inflated.overflow ? Int64.max : inflated.partialValue)
         } catch let error as ArchiveError {
             throw PublishRejected(file: error.entry.map { "upload entry \($0.debugDescription)" } ?? "upload", error.problem,
                                   exceedsLimit: error.exceedsLimit)
@@ -85,32 +93,49 @@ public enum ArchiveExtractor {
             try makeParents(name + "/x", raw: raw)
         }
 
-        private func makeParents(_ name: String, raw: String) throws {
+        /// Creates the folders above the last component of `name`; returns the innermost (the root when
+        /// there are none). What the archive does wrong (a file where a folder must be) is a refusal;
+        /// any other failure (a full disk) is the server's, a `SystemError`.
+        @discardableResult
+        private func makeParents(_ name: String, raw: String) throws -> OpenFile {
             var current = root
             let components = name.split(separator: "/")
             for component in components.dropLast() {
                 let part = String(component)
-                if mkdirat(current.fd, part, 0o755) != 0 && errno != EEXIST { throw Self.reject(raw, "cannot create its folder") }
+                if mkdirat(current.fd, part, 0o755) != 0 {
+                    let code = errno
+                    if code == ENOTDIR { throw Self.reject(raw, "a file of the same name is in the way of its folder") }
+                    guard code == EEXIST else { throw SystemError("mkdir", current.path + "/" + part, code: code) }
+                }
                 let fd = openat(current.fd, part, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-                guard fd >= 0 else { throw Self.reject(raw, "a file of the same name is in the way of its folder") }
+                guard fd >= 0 else {
+                    let code = errno
+                    if code == ENOTDIR || code == ELOOP { throw Self.reject(raw, "a file of the same name is in the way of its folder") }
+                    throw SystemError("open", current.path + "/" + part, code: code)
+                }
                 current = OpenFile(fd: fd, path: current.path + "/" + part)
             }
+            return current
         }
 
         /// Creates a file and passes a writer that enforces the limits.
         mutating func file(_ raw: String, declaredSize: Int64?, contents: (inout FileWriter) throws -> Void) throws {
-            guard let name = try checkedName(raw) else { throw Self.reject(raw, "is not a file name") }
+            guard let name = try checkedName(raw), let base = name.split(separator: "/").last.map(String.init) else {
+                throw Self.reject(raw, "is not a file name")
+            }
             if let declaredSize, declaredSize > limits.maxFileBytes {
                 throw PublishRejected(file: "upload entry \(raw.debugDescription)",
                                       "is \(declaredSize) bytes; the limit per file is \(limits.maxFileBytes) bytes", exceedsLimit: true)
             }
-            try makeParents(name, raw: raw)
-            let parent = name.contains("/") ? try FS.openBeneath(root, String(name[..<name.lastIndex(of: "/")!]),
-                                                                  flags: O_RDONLY | O_DIRECTORY) : root
-            let base = String(name.split(separator: "/").last!)
+            let parent = try makeParents(name, raw: raw)
             let fd = openat(parent.fd, base, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
             guard fd >= 0 else {
-                throw Self.reject(raw, errno == EEXIST ? "appears twice in the archive" : "cannot be written")
+                let code = errno
+                switch code {
+                case EEXIST: throw Self.reject(raw, "appears twice in the archive")
+                case EISDIR, ELOOP: throw Self.reject(raw, "is both a file and a folder in the archive")
+                default: throw SystemError("open", parent.path + "/" + base, code: code)
+                }
             }
             var writer = FileWriter(file: OpenFile(fd: fd, path: name), name: raw, limits: limits, total: total)
             try contents(&writer)

@@ -29,12 +29,18 @@ public enum ContentCheck {
     /// upload fails here. Returns nil when fine, or the problem.
     public static func checkPDF(_ file: OpenFile, size: Int64) throws -> String? {
         guard size >= 32 else { return "is not a PDF: only \(size) bytes" }
-        let head = try file.bytes(at: 0, count: 8)
+        let tailLength = Int(min(size, 1024))
+        return checkPDF(head: try file.bytes(at: 0, count: 8), tail: try file.bytes(at: size - Int64(tailLength), count: tailLength),
+                        size: size)
+    }
+
+    /// `checkPDF` on the file's first bytes (up to 8), its last bytes (up to 1 KiB) and its size.
+    static func checkPDF(head: [UInt8], tail: [UInt8], size: Int64) -> String? {
+        guard size >= 32 else { return "is not a PDF: only \(size) bytes" }
         guard head.starts(with: Array("%PDF-".utf8)) else {
             return "is not a PDF: it does not start with %PDF- (starts with \(describe(head)))"
         }
-        let tailLength = Int(min(size, 1024))
-        var tail = try file.bytes(at: size - Int64(tailLength), count: tailLength)
+        var tail = tail
         while let last = tail.last, last == 0x20 || last == 0x0A || last == 0x0D || last == 0x09 || last == 0 {
             tail.removeLast()
         }
@@ -48,12 +54,16 @@ public enum ContentCheck {
         while index < tail.count, tail[index] == 0x20 || tail[index] == 0x0A || tail[index] == 0x0D { index += 1 }
         var offset: Int64 = 0
         var digits = 0
-        while index < tail.count, (0x30...0x39).contains(tail[index]), digits < 19 {
-            offset = offset * 10 + Int64(tail[index] - 0x30)
+        var overflow = false
+        while index < tail.count, (0x30...0x39).contains(tail[index]) {
+            let (shifted, o1) = offset.multipliedReportingOverflow(by: 10)
+            let (sum, o2) = shifted.addingReportingOverflow(Int64(tail[index] - 0x30))
+            overflow = overflow || o1 || o2
+            offset = sum
             index += 1
             digits += 1
         }
-        guard digits > 0, offset < size else {
+        guard digits > 0, !overflow, offset < size else {
             return "is a damaged PDF: startxref does not give an offset inside the file"
         }
         return nil
@@ -102,7 +112,7 @@ public enum ContentCheck {
                 let height = Int(marker[1]) << 8 | Int(marker[2])
                 let width = Int(marker[3]) << 8 | Int(marker[4])
                 let components = Int(marker[5])
-                guard (1...maxSide).contains(width), (1...maxSide).contains(height) else {
+                guard width >= 1, width <= maxSide, height >= 1, height <= maxSide else {
                     return .failure(.init("has impossible dimensions \(width)x\(height) (at most \(maxSide) pixels a side)"))
                 }
                 guard [1, 3, 4].contains(components) else {

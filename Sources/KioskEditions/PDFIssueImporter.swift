@@ -201,6 +201,7 @@ public struct PDFIssueImporter: Sendable {
                 guard mkdir(scratch + "/" + sub, 0o700) == 0 else { throw SystemError("mkdir", scratch + "/" + sub) }
             }
             let found = try Self.sources(in: folder)
+            guard !found.pdfs.isEmpty else { throw PublishRejected("the folder holds no PDF: put the issue's PDFs at its top") }
             guard found.pdfs.count <= limits.maxPages else {
                 throw PublishRejected("the folder holds \(found.pdfs.count) PDFs; at most \(limits.maxPages) pages are allowed")
             }
@@ -228,10 +229,12 @@ public struct PDFIssueImporter: Sendable {
         })
         let pageSizes = sizes
         let pageCount = pageSizes.reduce(0) { $0 + $1.count }
+        guard pageCount >= 1 else { throw PublishRejected("the PDFs hold no pages") }
         guard pageCount <= limits.maxPages else {
             throw PublishRejected("the PDFs hold \(pageCount) pages; at most \(limits.maxPages) are allowed")
         }
-        let firstPage = pageSizes.reduce(into: [1]) { $0.append($0.last! + $1.count) }   // per file, in the issue
+        // Each file's first page in the issue, and one past the last page.
+        let firstPage = pageSizes.reduce(into: [1]) { starts, pages in starts.append((starts.last ?? 1) + pages.count) }
         for (index, pages) in pageSizes.enumerated() {
             guard splits[index].count == pages.count else {
                 throw PublishRejected(file: pdfs[index], "qpdf split it into \(splits[index].count) pages, but pdfinfo counts \(pages.count)")
@@ -297,8 +300,10 @@ public struct PDFIssueImporter: Sendable {
                 }
                 return .other
             case .outline(let file):
-                let first = firstPage[file]
+                let first = firstPage[file], pages = pageSizes[file].count
+                // qpdf's page numbers are kept only within the file's pages.
                 return .outline(try await tools.outline(Self.inputPath(scratch, file), file: pdfs[file], job: "outline-\(file + 1)")
+                    .filter { $0.page >= 1 && $0.page <= pages }
                     .map { PDFSections.Bookmark(title: $0.title, page: first + $0.page - 1) })
             }
         }, collect: { _, done in

@@ -31,6 +31,7 @@ public enum PDFSections {
             PublishRejected(file: fileName, page: page, message)
         }
         guard bytes.count <= maxBytes else { throw reject("is larger than \(maxBytes) bytes") }
+        guard pageCount >= 1 else { throw reject("cannot apply: the issue has no pages") }
         guard let list = (try? JSONSerialization.jsonObject(with: Data(bytes))) as? [Any] else {
             throw reject("must be a JSON list of sections: [{\"id\": 1, \"name\": \"Portada\", \"pages\": \"1-4\"}, ...]")
         }
@@ -59,11 +60,12 @@ public enum PDFSections {
                 byPage[page - 1] = Section(id: id, name: name)
             }
         }
+        let sections = byPage.compactMap { $0 }
         if let missing = byPage.firstIndex(where: { $0 == nil }) {
             throw reject("page \(missing + 1) is in no section; every page of the issue (1-\(pageCount)) must be in one",
                          page: missing + 1)
         }
-        return byPage.map { $0! }
+        return sections
     }
 
     /// The pages `text` names ("1-4, 7"), each within 1...pageCount.
@@ -72,7 +74,7 @@ public enum PDFSections {
         for part in text.split(separator: ",") {
             let bounds = part.split(separator: "-", omittingEmptySubsequences: false)
                 .map { Int($0.trimmingCharacters(in: .whitespaces)) }
-            guard (1...2).contains(bounds.count), let first = bounds.first!, let last = bounds.last!, first <= last else {
+            guard (1...2).contains(bounds.count), let first = bounds.first ?? nil, let last = bounds.last ?? nil, first <= last else {
                 throw PublishRejected(file: fileName, "\(place): \"pages\": \(String(part).debugDescription) is not a page or a range like 5-8")
             }
             guard first >= 1, last <= pageCount else {
@@ -88,8 +90,9 @@ public enum PDFSections {
     /// (the first title wins when several point to one page) and runs to the next; pages before the
     /// first bookmark belong to the first section. Nil when the outline gives no usable section.
     public static func fromOutline(_ bookmarks: [Bookmark], pageCount: Int) -> [Section]? {
+        guard pageCount >= 1 else { return nil }
         var starts: [(page: Int, section: Section)] = []
-        for bookmark in bookmarks.sorted(by: { $0.page < $1.page }) where (1...pageCount).contains(bookmark.page) {
+        for bookmark in bookmarks.sorted(by: { $0.page < $1.page }) where bookmark.page >= 1 && bookmark.page <= pageCount {
             guard let name = cleanName(bookmark.title), starts.last?.page != bookmark.page else { continue }
             starts.append((bookmark.page, Section(id: derivedID(name), name: name)))
         }
@@ -107,7 +110,7 @@ public enum PDFSections {
     /// One section named `name` for every page.
     public static func single(named name: String, pageCount: Int) -> [Section] {
         let name = cleanName(name) ?? "Edició"
-        return Array(repeating: Section(id: derivedID(name), name: name), count: pageCount)
+        return Array(repeating: Section(id: derivedID(name), name: name), count: max(0, pageCount))
     }
 
     /// A section id from its name: FNV-1a of the name's UTF-8, in 1 000 000 ... 2 000 999 999 (clear of

@@ -49,7 +49,8 @@ struct PDFToolbox: Sendable {
         let detail = outcome.errorText.isEmpty ? "" : ": \(outcome.errorText)"
         switch outcome.ending {
         case .timedOut:
-            return "\(tool) took longer than \(Int(limits.wallSeconds)) s on it and was stopped; the PDF is too complex or hostile"
+            let seconds = limits.wallSeconds.isFinite && abs(limits.wallSeconds) < 1e15 ? "\(Int(limits.wallSeconds))" : "\(limits.wallSeconds)"
+            return "\(tool) took longer than \(seconds) s on it and was stopped; the PDF is too complex or hostile"
         case .signaled(SIGXCPU), .signaled(SIGKILL):
             return "\(tool) used more than \(limits.cpuSeconds) s of processor time on it and was stopped"
         case .signaled(SIGXFSZ), .outputTooLarge:
@@ -79,28 +80,41 @@ struct PDFToolbox: Sendable {
 
     /// `pdfinfo`: the page count and each page's size (at most `maxPages` are listed).
     func pageSizes(_ input: String, file: String, job: String, maxPages: Int) async throws -> [PageSize] {
-        try await run("pdfinfo", ["-f", "1", "-l", String(maxPages + 1), input], input: input, job: job, file: file) { job in
-            let text = try String(contentsOfFile: job.standardOutput, encoding: .utf8)
-            var count: Int?
-            var sizes: [PageSize] = []
-            for line in text.split(separator: "\n") {
-                if line.hasPrefix("Pages:") {
-                    count = Int(line.dropFirst(6).trimmingCharacters(in: .whitespaces))
-                } else if line.hasPrefix("Page "), line.contains(" size:") {
-                    // "Page    1 size:  595 x 842 pts (A4)"
-                    let numbers = line.split(separator: ":", maxSplits: 1)[1].split(separator: " ").compactMap { Double($0) }
-                    sizes.append(PageSize(width: numbers.first ?? 0, height: numbers.count > 1 ? numbers[1] : 0))
-                }
-            }
-            guard let count, count >= 1 else { throw PublishRejected(file: file, "pdfinfo found no pages in it") }
-            guard count <= maxPages else {
-                throw PublishRejected(file: file, "has \(count) pages; at most \(maxPages) are allowed in an issue")
-            }
-            guard sizes.count == count else {
-                throw PublishRejected(file: file, "pdfinfo could not read the size of every page (\(sizes.count) of \(count))")
-            }
-            return sizes
+        let last = maxPages < Int.max ? maxPages + 1 : maxPages
+        return try await run("pdfinfo", ["-f", "1", "-l", String(last), input], input: input, job: job, file: file) { job in
+            let data = try Data(contentsOf: URL(fileURLWithPath: job.standardOutput))
+            return try Self.pageSizes(pdfinfo: String(decoding: data, as: UTF8.self), file: file, maxPages: maxPages)
         }
+    }
+
+    /// Reads `pdfinfo -f 1 -l N`'s output. The lines before `Pages:` echo the PDF's own metadata (a
+    /// title may hold a newline and "Page 1 size: …" or "Pages: 9"), so only the last line starting with
+    /// `Pages:` gives the count, and only the lines after it starting with `Page <n> size:`, `n` the
+    /// next page expected, give the sizes ("Page    1 size: 595.276 x 841.89 pts (A4)").
+    /// Throws `PublishRejected` naming `file`.
+    static func pageSizes(pdfinfo text: String, file: String, maxPages: Int) throws -> [PageSize] {
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        guard let pagesLine = lines.lastIndex(where: { $0.utf8.starts(with: "Pages:".utf8) }),
+              let count = Int(lines[pagesLine].dropFirst(6).trimmingCharacters(in: .whitespaces)), count >= 1 else {
+            throw PublishRejected(file: file, "pdfinfo found no pages in it")
+        }
+        guard count <= maxPages else {
+            throw PublishRejected(file: file, "has \(count) pages; at most \(maxPages) are allowed in an issue")
+        }
+        var sizes: [PageSize] = []
+        for line in lines[(pagesLine + 1)...] where line.utf8.starts(with: "Page ".utf8) {
+            let words = line.split(separator: " ")
+            guard words.count >= 3, words[2] == "size:" else { continue }      // "Page    1 rot:   0"
+            guard words.count >= 7, Int(words[1]) == sizes.count + 1, words[4] == "x", words[6] == "pts",
+                  let width = Double(words[3]), let height = Double(words[5]), width.isFinite, height.isFinite else {
+                throw PublishRejected(file: file, "pdfinfo gave a page size that cannot be read: \(String(line.prefix(200)).debugDescription)")
+            }
+            sizes.append(PageSize(width: width, height: height))
+        }
+        guard sizes.count == count else {
+            throw PublishRejected(file: file, "pdfinfo could not read the size of every page (\(sizes.count) of \(count))")
+        }
+        return sizes
     }
 
     /// `qpdf --split-pages`: one PDF per page, written by qpdf (document-level actions, scripts and

@@ -201,6 +201,46 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: fixture.directory.stagingRoot).isEmpty)
     }
 
+    /// Uploads crafted to overflow the readers' numbers (KioskEditionsTests' `HostileArchiveTests` has
+    /// every variant): each is a 400 naming the problem, not a crash of the server or an empty 500, and
+    /// nothing is published.
+    @Test func hostileArchivesAreRefusedWith400() async throws {
+        typealias A = CraftedArchives
+        let fixture = try await Fixture()
+        let auth: HTTPFields = [.authorization: "Basic " + Data("editor:pw".utf8).base64EncodedString()]
+        let eocdAlone = A.le32(0x0605_4B50) + A.le16(0) + A.le16(0) + A.le16(0xFFFF) + A.le16(0xFFFF) + A.le32(0) + A.le32(0) + A.le16(0)
+        let data = Array("{}".utf8)
+        let uploads: [(String, [UInt8], String)] = [
+            ("ZIP64 entry count 2^64 - 1", A.zip64Claiming(), "it claims 18446744073709551615 entries"),
+            ("end record at byte 0 asking for ZIP64", eocdAlone, "no ZIP64 end of central directory locator"),
+            ("ZIP64 extra field past the directory", A.zip("issue.json", data) {
+                A.zipCentral("issue.json", crc: $0, compressedSize: 2, size: 0xFFFF_FFFF, localOffset: 0,
+                             extra: A.zip64Extra([], declaredLength: 0xFFF0))
+            }, "has a damaged extra field"),
+            ("ZIP64 local header offset past Int64.max", A.zip("issue.json", data) {
+                A.zipCentral("issue.json", crc: $0, compressedSize: 2, size: 2, localOffset: 0xFFFF_FFFF,
+                             extra: A.zip64Extra([0xFFFF_FFFF_FFFF_FFF0]))
+            }, "larger than any file can be"),
+            ("tar base-256 size Int64.max", A.tarHeader("issue.json", sizeField: A.base256(UInt64(Int64.max))) + A.tarEnd,
+             "has a size larger than any file can be"),
+            ("tar.gz with a wrong CRC-32", A.gzipMember(A.minimalTar, breakTrailer: true), "incorrect data check"),
+        ]
+        let date = "2025-07-01"
+        try await fixture.app(maxUpload: 1 << 20).test(.live) { client in
+            for (name, bytes, expected) in uploads {
+                let answer = try await client.execute(uri: "/publish/1/\(date)", method: .put, headers: auth, body: ByteBuffer(bytes: bytes))
+                let text = String(buffer: answer.body)
+                #expect(answer.status == .badRequest, "\(name): \(answer.status) \(text)")
+                #expect(text.contains(expected), "\(name): \(text)")
+            }
+            // The server is still there and publishes a good upload.
+            let good = try await client.execute(uri: "/publish/1/\(date)", method: .put, headers: auth, body: ByteBuffer(bytes: A.minimalTar))
+            #expect(good.status == .unprocessableContent, "\(String(buffer: good.body))")   // "{}" has no pages
+        }
+        #expect(try await fixture.store.issueContents(editionID: 1, date: IssueDate(date)!) == nil)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: fixture.directory.stagingRoot).isEmpty)
+    }
+
     /// A stock nginx, configured with `secure_link` and the same secret, serves a link Kiosk signed and
     /// refuses a tampered one.
     @Test func nginxServesKioskSignedLinks() async throws {

@@ -39,7 +39,7 @@ public enum TestPDFs {
     }
 
     /// `text` as a PDF literal string's contents in WinAnsi: Latin-1 letters (è, à, ç) as octal escapes.
-    static func escape(_ text: String) -> String {
+    public static func escape(_ text: String) -> String {
         text.unicodeScalars.map { scalar -> String in
             switch scalar {
             case "\\", "(", ")": "\\" + String(scalar)

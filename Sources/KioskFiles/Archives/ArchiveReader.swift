@@ -34,22 +34,71 @@ package protocol ArchiveFileWriter {
 }
 
 /// Reads ZIP, tar and gzip-compressed tar archives, told apart by content.
+///
+/// Every failure to read the archive itself is an `ArchiveError` (a damaged upload); errors of the sink
+/// and its writers (a full disk while writing what was unpacked) pass through unchanged.
 package enum ArchiveReader {
     /// Hands every entry of the archive at `file` to `sink`; a gzip stream is cut off after
     /// `inflatedLimit` bytes. Blocking.
     package static func read<Sink: ArchiveSink>(_ file: OpenFile, into sink: inout Sink, inflatedLimit: Int64) throws {
-        let size = Int64(try file.status().st_size)
-        let magic = try file.bytes(at: 0, count: 4)
+        let input = try ArchiveInput(file)
+        let magic = try input.bytes(at: 0, count: 4)
         if magic.starts(with: [0x50, 0x4B, 0x03, 0x04]) || magic.starts(with: [0x50, 0x4B, 0x05, 0x06]) {
-            try ZipReader(file: file, size: size).extract(into: &sink)
+            try ZipReader(input: input).extract(into: &sink)
         } else if magic.starts(with: [0x1F, 0x8B]) {
-            var source = try GzipSource(file: file, limit: inflatedLimit)
+            var source = try GzipSource(input: input, limit: inflatedLimit)
             try TarReader.extract(from: &source, into: &sink)
-        } else if size >= 512, try TarReader.looksLikeTar(file) {
-            var source = PlainSource(file: file)
+        } else if input.size >= 512, try TarReader.looksLikeTar(input) {
+            var source = PlainSource(input: input)
             try TarReader.extract(from: &source, into: &sink)
         } else {
             throw ArchiveError("is neither a ZIP nor a tar archive (optionally gzip-compressed)")
         }
+    }
+}
+
+/// The archive being read, by position, with its size fixed when opened. A read outside the file, or a
+/// failed system call, is an `ArchiveError`: nothing read from an upload ever reaches `pread` with a
+/// negative offset, and no read failure leaves as a `SystemError` (which would answer 500).
+package struct ArchiveInput: Sendable {
+    package let file: OpenFile
+    /// Bytes in the file.
+    package let size: Int64
+
+    package init(_ file: OpenFile) throws {
+        self.file = file
+        let info: stat
+        do { info = try file.status() } catch let error as SystemError { throw Self.failure(error) }
+        size = Int64(info.st_size)
+    }
+
+    /// Reads up to `count` bytes at `offset`: fewer, or none, past the end of the file.
+    package func read(into buffer: UnsafeMutableRawPointer, count: Int, at offset: Int64) throws -> Int {
+        guard offset >= 0 else { throw Self.beforeStart(offset) }
+        guard offset < size, count > 0 else { return 0 }
+        do { return try file.read(into: buffer, count: count, at: offset) } catch let error as SystemError {
+            throw Self.failure(error)
+        }
+    }
+
+    /// The `count` bytes at `offset`, fewer (possibly none) past the end of the file.
+    package func bytes(at offset: Int64, count: Int) throws -> [UInt8] {
+        guard offset >= 0 else { throw Self.beforeStart(offset) }
+        guard count > 0, offset < size else { return [] }
+        var result = [UInt8](repeating: 0, count: Int(min(Int64(count), size - offset)))
+        let n = try result.withUnsafeMutableBytes { raw -> Int in
+            guard let base = raw.baseAddress else { return 0 }
+            return try read(into: base, count: raw.count, at: offset)
+        }
+        result.removeLast(result.count - n)
+        return result
+    }
+
+    static func beforeStart(_ offset: Int64) -> ArchiveError {
+        ArchiveError("is damaged: it points to byte \(offset), before the start of the archive")
+    }
+
+    static func failure(_ error: SystemError) -> ArchiveError {
+        ArchiveError("cannot be read (\(error.call) failed: \(String(cString: strerror(error.code))))")
     }
 }
