@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets into Fuzz/bin/: fuzz-xmlrpc, fuzz-manifest, fuzz-links, fuzz-inputs.
+# Builds the libFuzzer targets into Fuzz/bin/: fuzz-xmlrpc, fuzz-manifest, fuzz-links, fuzz-tar, fuzz-gzip,
+# fuzz-zip, fuzz-pdfinfo, fuzz-inputs.
 #
 # 1. SwiftPM builds the library targets (XMLRPC, KioskEditions and what it needs: KioskModels,
 #    swift-crypto, swift-log) instrumented for libFuzzer + ASan, in its own scratch folder
 #    (.build-fuzz), without touching Package.swift or the normal .build.
 # 2. swiftc compiles each entry file (Fuzz/targets/*.swift, an LLVMFuzzerTestOneInput each) against
 #    those modules and links it with their object files, libFuzzer's main, libxml2, zlib and libdeflate.
+#    The archive targets also compile Fuzz/targets/support/ArchiveHarness.swift (fix-ups, writers);
+#    they reach internal types with @testable import (SwiftPM's debug build enables testing).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -45,16 +48,24 @@ for dir in $(find "$SCRATCH/checkouts" -type d -name include -not -path '*/Tests
 done
 
 mkdir -p "$ROOT/Fuzz/bin"
-build() {  # name entry-file
-    echo "linking $1"
+build() {  # name entry-file [more source files under Fuzz/targets/]
+    local name=$1 entry=$2
+    shift 2
+    local more=()
+    for file in "$@"; do more+=("$ROOT/Fuzz/targets/$file"); done
+    echo "linking $name"
     nice -n 10 swiftc $SAN -parse-as-library -g -O -enable-testing \
         -I "$MODULES" -I "$ROOT/Sources/CLibXML2" -I "$ROOT/Sources/CLibZ" -I "$ROOT/Sources/CLibDeflate" -I "$ROOT/Sources/CSystemCalls" -Xcc -I/usr/include/libxml2 \
         $MAPS $INCLUDES \
-        "$ROOT/Fuzz/targets/$2" "${OBJECTS[@]}" -lxml2 -lz -ldeflate -lstdc++ \
-        -module-name "$(echo "$2" | sed 's/\.swift$//')" -o "$ROOT/Fuzz/bin/$1"
+        "$ROOT/Fuzz/targets/$entry" "${more[@]}" "${OBJECTS[@]}" -lxml2 -lz -ldeflate -lstdc++ \
+        -module-name "$(echo "$entry" | sed 's/\.swift$//')" -o "$ROOT/Fuzz/bin/$name"
 }
 build fuzz-xmlrpc FuzzXMLRPC.swift
 build fuzz-manifest FuzzManifest.swift
 build fuzz-links FuzzLinks.swift
+build fuzz-tar FuzzTar.swift support/ArchiveHarness.swift
+build fuzz-gzip FuzzGzip.swift support/ArchiveHarness.swift
+build fuzz-zip FuzzZip.swift support/ArchiveHarness.swift
+build fuzz-pdfinfo FuzzPDFInfo.swift
 build fuzz-inputs FuzzInputs.swift
 echo "built: $(ls "$ROOT/Fuzz/bin")"

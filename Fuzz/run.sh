@@ -1,5 +1,5 @@
 #!/bin/sh
-# Runs one fuzz target: Fuzz/run.sh xmlrpc|manifest|links SECONDS [extra libFuzzer flags]
+# Runs one fuzz target: Fuzz/run.sh xmlrpc|manifest|links|tar|gzip|zip|pdfinfo SECONDS [extra libFuzzer flags]
 # New inputs go to Fuzz/work/<target>/ (not committed); the committed seeds in Fuzz/corpus/<target>/
 # are read, never written. Crashers land in Fuzz/crashes/<target>/ and must become regression tests.
 set -eu

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import KioskEditions
 @testable import KioskFiles
@@ -48,5 +49,45 @@ import Testing
     @Test func wellFormedPaxPathStillReads() {
         let record = "16 path=a/b.pdf\n"
         #expect(TarReader.paxPath(Array(record.utf8)) == "a/b.pdf")
+    }
+}
+
+/// The committed seeds of the archive fuzzers (Fuzz/corpus/{tar,gzip,zip}/, written by
+/// Fuzz/make-archive-seeds.py): each archive among them, without its selector byte, unpacks or is
+/// refused with a `PublishRejected`; never a trap, never another error (an HTTP 500).
+@Suite struct ArchiveSeedRegressionTests {
+    static let corpus = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("Fuzz/corpus").path
+
+    /// The seeds that are archives as they stand: tar seeds whose selector asks for no gzip, and the
+    /// raw and hostile gzip and ZIP seeds.
+    static func archives() -> [String] {
+        var paths: [String] = []
+        for target in ["tar", "gzip", "zip"] {
+            let folder = corpus + "/" + target
+            for name in ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).sorted() {
+                let path = folder + "/" + name
+                let selector = readFile(path).first ?? 0xFF
+                if (target == "tar" && selector & 2 == 0) || (target != "tar" && (name.hasPrefix("raw-") || name.hasPrefix("hostile-"))) {
+                    paths.append(path)
+                }
+            }
+        }
+        return paths
+    }
+
+    @Test func everyArchiveSeedUnpacksOrIsRefused() throws {
+        let seeds = Self.archives()
+        #expect(seeds.count >= 20, "\(seeds.count) seeds under \(Self.corpus)")
+        for seed in seeds {
+            let temp = TemporaryFolder()
+            try Data(readFile(seed).dropFirst()).write(to: URL(fileURLWithPath: temp.path + "/upload"))
+            do {
+                _ = try ArchiveExtractor.extract(archive: temp.path + "/upload", into: temp.sub("out"))
+            } catch is PublishRejected {
+            } catch {
+                Issue.record("\(seed): \(type(of: error)) \(error)")
+            }
+        }
     }
 }
