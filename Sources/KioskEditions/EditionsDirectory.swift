@@ -30,7 +30,7 @@ public enum PageFileKind: String, Sendable, CaseIterable {
 /// <edition>/<date>/r<revision>/jpgA/NNN.jpg         high-resolution page images
 /// <edition>/<date>/r<revision>/<edition>-<date>.zip the issue's bundle
 /// .staging/                                         publishes and uploads in progress
-/// .locks/<edition>-<date>.lock                      one lock per issue (publish, clean-up)
+/// .locks/issue-<0…1023>.lock                        the issues' locks (publish, clean-up), shared by hash
 /// ```
 /// A revision folder appears by one `rename`, so an issue is on disk completely or not at all.
 /// Names starting with a dot are never served.
@@ -79,7 +79,18 @@ public struct EditionsDirectory: Sendable {
     /// The absolute path of a relative path already known to be safe (built by this type).
     public func absolute(_ relative: String) -> String { root + "/" + relative }
 
-    func lockPath(editionID: Int, date: IssueDate) -> String { "\(locksRoot)/\(editionID)-\(date).lock" }
+    /// How many lock files the issues share.
+    static let lockStripes: UInt64 = 1024
+
+    /// The lock file of an issue: one of `lockStripes`, chosen by a hash of the issue that every process
+    /// computes alike (FNV-1a, not Swift's per-process `Hasher`). Issues sharing a file only wait for each
+    /// other; a lock per issue would let any publisher request (even a refused one) leave a file behind
+    /// for every edition and date it names.
+    func lockPath(editionID: Int, date: IssueDate) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in "\(editionID)-\(date)".utf8 { hash = (hash ^ UInt64(truncatingIfNeeded: byte)) &* 0x100_0000_01b3 }
+        return "\(locksRoot)/issue-\(hash % Self.lockStripes).lock"
+    }
 
     /// Takes the issue's lock (publish, republish, clean-up of its revisions), waiting for it.
     func lockIssue(editionID: Int, date: IssueDate) async throws -> FileLock {

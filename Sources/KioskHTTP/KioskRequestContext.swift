@@ -51,13 +51,23 @@ package struct RuntimeMiddleware: RouterMiddleware {
     }
 
     /// Who the request is from, for limits per client: the peer's address, or for a loopback peer (a
-    /// reverse proxy on this machine) the last address it put in `X-Forwarded-For`.
+    /// reverse proxy on this machine, which appends the address it saw) the last entry of
+    /// `X-Forwarded-For` when that is an address; anything else there (empty, a name, junk) counts as
+    /// the peer itself, so no header value escapes the limits.
     static func client(of request: Request, peer: SocketAddress?) -> String {
-        let address = peer?.ipAddress ?? ""
+        client(forwardedFor: request.headers[values: .xForwardedFor], peer: peer?.ipAddress)
+    }
+
+    /// `client(of:peer:)` on the request's `X-Forwarded-For` values and the peer's address.
+    static func client(forwardedFor values: [String], peer: String?) -> String {
+        let address = peer ?? "unknown peer"
         guard address == "127.0.0.1" || address == "::1",
-              let forwarded = request.headers[values: .xForwardedFor].last?.split(separator: ",").last
+              let last = values.last?.split(separator: ",", omittingEmptySubsequences: false).last
         else { return address }
-        return String(forwarded.filter { $0 != " " && $0 != "\t" }.prefix(64))
+        let forwarded = String(last.filter { $0 != " " && $0 != "\t" })
+        let isAddress = (2...45).contains(forwarded.utf8.count)
+            && forwarded.unicodeScalars.allSatisfy { $0.properties.isASCIIHexDigit || $0 == "." || $0 == ":" }
+        return isAddress ? forwarded : address
     }
 }
 

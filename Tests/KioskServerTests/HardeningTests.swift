@@ -234,6 +234,18 @@ import Testing
         #expect(fault == 6, "the same answer as a wrong password")
     }
 
+    /// Behind the proxy on loopback the client is the last `X-Forwarded-For` address; a value that is no
+    /// address (empty, junk) counts as the proxy itself, and a peer elsewhere is never overridden.
+    @Test func theClientOfAChecksLimitIsAnAddressWhateverTheHeaderSays() {
+        #expect(RuntimeMiddleware.client(forwardedFor: ["198.51.100.7"], peer: "127.0.0.1") == "198.51.100.7")
+        #expect(RuntimeMiddleware.client(forwardedFor: ["a, 10.0.0.1", "203.0.113.9, 2001:db8::1"], peer: "::1") == "2001:db8::1")
+        for junk in ["1.2.3.4, \t,", "", ",", "<b>", "evil.example", String(repeating: "1", count: 80)] {
+            #expect(RuntimeMiddleware.client(forwardedFor: [junk], peer: "127.0.0.1") == "127.0.0.1", "\(junk)")
+        }
+        #expect(RuntimeMiddleware.client(forwardedFor: ["198.51.100.7"], peer: "192.0.2.1") == "192.0.2.1")
+        #expect(RuntimeMiddleware.client(forwardedFor: [], peer: nil) == "unknown peer")
+    }
+
     @Test func checkAdmissionBoundsEachUsernameAndClient() {
         let admission = CheckAdmission(perUsername: 2, perClient: 3)
         let a1 = admission.admit(username: "a", client: "1.1.1.1"), a2 = admission.admit(username: "a", client: "2.2.2.2")
@@ -245,7 +257,9 @@ import Testing
         #expect(admission.admit(username: "d", client: "4.4.4.4") != nil, "others are let in")
         if let a1 { admission.release(a1) }
         #expect(admission.admit(username: "e", client: "1.1.1.1") != nil && admission.admit(username: "a", client: "5.5.5.5") != nil)
-        #expect(admission.admit(username: "", client: "") != nil, "checks outside a request are not limited")
+        let empty1 = admission.admit(username: "", client: ""), empty2 = admission.admit(username: "", client: "")
+        #expect(empty1 != nil && empty2 != nil)
+        #expect(admission.admit(username: "", client: "6.6.6.6") == nil, "the empty username is limited like any other")
     }
 
     /// A flood of wrong passwords from one client cannot hold back another reader's sign-in by more

@@ -97,13 +97,14 @@ package final class CheckAdmission: Sendable {
         self.perClient = perClient
     }
 
-    /// A ticket, or nil when `username` or `client` already has its most checks pending. An empty
-    /// username or client (a check made outside a request) is not limited on that key.
+    /// A ticket, or nil when `username` or `client` already has its most checks pending. Every username
+    /// counts, the empty one too; an empty client (a check made outside a request: the CLI, start-up)
+    /// is not limited on that key.
     package func admit(username: String, client: String) -> Ticket? {
         pending.withLockedValue { pending in
-            if !username.isEmpty, pending.usernames[username, default: 0] >= perUsername { return nil }
+            if pending.usernames[username, default: 0] >= perUsername { return nil }
             if !client.isEmpty, pending.clients[client, default: 0] >= perClient { return nil }
-            if !username.isEmpty { pending.usernames[username, default: 0] += 1 }
+            pending.usernames[username, default: 0] += 1
             if !client.isEmpty { pending.clients[client, default: 0] += 1 }
             return Ticket(username: username, client: client)
         }
@@ -111,7 +112,7 @@ package final class CheckAdmission: Sendable {
 
     package func release(_ ticket: Ticket) {
         pending.withLockedValue { pending in
-            if !ticket.username.isEmpty { Self.decrement(&pending.usernames, ticket.username) }
+            Self.decrement(&pending.usernames, ticket.username)
             if !ticket.client.isEmpty { Self.decrement(&pending.clients, ticket.client) }
         }
     }
