@@ -55,17 +55,20 @@ let package = Package(
         // System calls the Glibc module does not expose (preadv2 with RWF_NOWAIT).
         .systemLibrary(name: "CSystemCalls"),
 
+        // Integer conversions checked by the compiler (`Int(widening:)`), for every target that converts.
+        .target(name: "KioskIntegers", swiftSettings: swiftSettings),
+
         // The XML-RPC protocol: codec on libxml2, dispatch, introspection. Knows nothing of kiosks.
         .target(
             name: "XMLRPC",
-            dependencies: ["CLibXML2", .product(name: "NIOCore", package: "swift-nio")],
+            dependencies: ["CLibXML2", "KioskIntegers", .product(name: "NIOCore", package: "swift-nio")],
             swiftSettings: swiftSettings),
 
         // File primitives that know no kiosk word: system calls, locks, the ZIP writer, the archive readers, the executor for blocking work.
         .target(
             name: "KioskFiles",
             dependencies: [
-                "CLibZ", "CLibDeflate", "CSystemCalls",
+                "CLibZ", "CLibDeflate", "CSystemCalls", "KioskIntegers",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -76,14 +79,14 @@ let package = Package(
         // The kiosk domain: its words, rules and the store interface. No I/O.
         .target(
             name: "KioskModels",
-            dependencies: [.product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["KioskIntegers", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: swiftSettings),
 
         // The SQLite store (GRDB): schema, migrations, queries.
         .target(
             name: "KioskStorage",
             dependencies: [
-                "KioskModels", "CSystemCalls",
+                "KioskModels", "KioskIntegers", "CSystemCalls",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ],
@@ -93,7 +96,7 @@ let package = Package(
         .target(
             name: "KioskPostgres",
             dependencies: [
-                "KioskModels",
+                "KioskModels", "KioskIntegers",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -103,7 +106,7 @@ let package = Package(
         .target(
             name: "KioskEditions",
             dependencies: [
-                "KioskModels", "KioskFiles",
+                "KioskModels", "KioskFiles", "KioskIntegers",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -113,7 +116,7 @@ let package = Package(
         .target(
             name: "KioskRPC",
             dependencies: [
-                "XMLRPC", "KioskModels",
+                "XMLRPC", "KioskModels", "KioskIntegers",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings),
@@ -128,7 +131,7 @@ let package = Package(
         .target(
             name: "KioskHTTP",
             dependencies: [
-                "XMLRPC", "KioskModels", "KioskFiles", "KioskEditions", "KioskRPC", "KioskConfig",
+                "XMLRPC", "KioskModels", "KioskIntegers", "KioskFiles", "KioskEditions", "KioskRPC", "KioskConfig",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
@@ -151,7 +154,7 @@ let package = Package(
         .target(
             name: "KioskWiring",
             dependencies: [
-                "XMLRPC", "KioskModels", "KioskStorage", "KioskPostgres", "KioskEditions", "KioskRPC", "KioskConfig", "KioskHTTP",
+                "XMLRPC", "KioskModels", "KioskIntegers", "KioskStorage", "KioskPostgres", "KioskEditions", "KioskRPC", "KioskConfig", "KioskHTTP",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),

@@ -3,8 +3,8 @@
 # fuzz-zip, fuzz-pdfinfo, fuzz-inputs.
 #
 # 1. SwiftPM builds the library targets (XMLRPC, KioskEditions and what it needs: KioskModels,
-#    swift-crypto, swift-log) instrumented for libFuzzer + ASan, in its own scratch folder
-#    (.build-fuzz), without touching Package.swift or the normal .build.
+#    KioskFiles, KioskIntegers, swift-crypto, swift-log) instrumented for libFuzzer + ASan, in its
+#    own scratch folder (.build-fuzz), without touching Package.swift or the normal .build.
 # 2. swiftc compiles each entry file (Fuzz/targets/*.swift, an LLVMFuzzerTestOneInput each) against
 #    those modules and links it with their object files, libFuzzer's main, libxml2, zlib and libdeflate.
 #    The archive targets also compile Fuzz/targets/support/ArchiveHarness.swift (fix-ups, writers);

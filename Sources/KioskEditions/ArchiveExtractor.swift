@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import KioskFiles
+import KioskIntegers
 
 /// Unpacks an uploaded publish folder (ZIP, tar or gzip-compressed tar, told apart by content) into an
 /// empty folder, refusing anything that could write outside it or is not a plain file or folder:
@@ -19,9 +20,9 @@ public enum ArchiveExtractor {
         /// Limits matching a publish's.
         public init(publish: PublishLimits) {
             let entries = publish.maxPages.multipliedReportingOverflow(by: 3)
-            let total = publish.maxIssueBytes.addingReportingOverflow(Int64(PublishManifest.maxBytes))
+            let total = publish.maxIssueBytes.addingReportingOverflow(Int64(widening: PublishManifest.maxBytes))
             self.init(maxEntries: entries.overflow ? Int.max : entries.partialValue.addingReportingOverflow(100).partialValue,
-                      maxFileBytes: max(publish.maxFileBytes, Int64(PublishManifest.maxBytes)),
+                      maxFileBytes: max(publish.maxFileBytes, Int64(widening: PublishManifest.maxBytes)),
                       maxTotalBytes: total.overflow ? Int64.max : total.partialValue)
         }
     }
@@ -152,8 +153,8 @@ public enum ArchiveExtractor {
         var written: Int64 = 0
 
         mutating func write(_ bytes: UnsafeRawBufferPointer) throws {
-            written += Int64(bytes.count)
-            total += Int64(bytes.count)
+            written += Int64(widening: bytes.count)
+            total += Int64(widening: bytes.count)
             if written > limits.maxFileBytes {
                 throw PublishRejected(file: "upload entry \(name.debugDescription)",
                                       "is larger than the limit per file, \(limits.maxFileBytes) bytes", exceedsLimit: true)

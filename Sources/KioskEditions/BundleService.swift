@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Crypto
+import KioskIntegers
 import KioskModels
 import Logging
 import KioskFiles

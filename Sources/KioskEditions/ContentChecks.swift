@@ -1,4 +1,5 @@
 import KioskFiles
+import KioskIntegers
 
 /// Limits a publish must respect. Defaults suit a daily newspaper with large page scans.
 public struct PublishLimits: Sendable, Hashable {
@@ -29,8 +30,8 @@ public enum ContentCheck {
     /// upload fails here. Returns nil when fine, or the problem.
     public static func checkPDF(_ file: OpenFile, size: Int64) throws -> String? {
         guard size >= 32 else { return "is not a PDF: only \(size) bytes" }
-        let tailLength = Int(min(size, 1024))
-        return checkPDF(head: try file.bytes(at: 0, count: 8), tail: try file.bytes(at: size - Int64(tailLength), count: tailLength),
+        let tailLength = Int(widening: min(size, 1024))
+        return checkPDF(head: try file.bytes(at: 0, count: 8), tail: try file.bytes(at: size - Int64(widening: tailLength), count: tailLength),
                         size: size)
     }
 
@@ -57,7 +58,7 @@ public enum ContentCheck {
         var overflow = false
         while index < tail.count, (0x30...0x39).contains(tail[index]) {
             let (shifted, o1) = offset.multipliedReportingOverflow(by: 10)
-            let (sum, o2) = shifted.addingReportingOverflow(Int64(tail[index] - 0x30))
+            let (sum, o2) = shifted.addingReportingOverflow(Int64(widening: tail[index] - 0x30))
             overflow = overflow || o1 || o2
             offset = sum
             index += 1
@@ -78,8 +79,8 @@ public enum ContentCheck {
         guard head == [0xFF, 0xD8, 0xFF] else {
             return .failure(.init("is not a JPEG: it does not start with the FF D8 marker (starts with \(describe(head)))"))
         }
-        let tailLength = Int(min(size, 4096))
-        var tail = try file.bytes(at: size - Int64(tailLength), count: tailLength)
+        let tailLength = Int(widening: min(size, 4096))
+        var tail = try file.bytes(at: size - Int64(widening: tailLength), count: tailLength)
         while tail.last == 0 { tail.removeLast() }
         guard tail.count >= 2, tail[tail.count - 2] == 0xFF, tail[tail.count - 1] == 0xD9 else {
             return .failure(.init("is a truncated JPEG: it does not end with the FF D9 marker"))
@@ -99,7 +100,7 @@ public enum ContentCheck {
             if type == 0xDA || type == 0xD9 {
                 return .failure(.init("is a damaged JPEG: image data starts before any frame header (SOF)"))
             }
-            let length = Int64(marker[2]) << 8 | Int64(marker[3])
+            let length = Int64(widening: marker[2]) << 8 | Int64(widening: marker[3])
             guard length >= 2, offset + 2 + length <= size else {
                 return .failure(.init("is a damaged JPEG: a segment at byte \(offset) runs past the end"))
             }
@@ -109,9 +110,9 @@ public enum ContentCheck {
                 guard length >= 8, marker.count == 6 else {
                     return .failure(.init("is a damaged JPEG: frame header too short"))
                 }
-                let height = Int(marker[1]) << 8 | Int(marker[2])
-                let width = Int(marker[3]) << 8 | Int(marker[4])
-                let components = Int(marker[5])
+                let height = Int(widening: marker[1]) << 8 | Int(widening: marker[2])
+                let width = Int(widening: marker[3]) << 8 | Int(widening: marker[4])
+                let components = Int(widening: marker[5])
                 guard width >= 1, width <= maxSide, height >= 1, height <= maxSide else {
                     return .failure(.init("has impossible dimensions \(width)x\(height) (at most \(maxSide) pixels a side)"))
                 }

@@ -1,3 +1,4 @@
+import KioskIntegers
 import Synchronization
 #if canImport(Glibc)
 import Glibc

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import KioskIntegers
 import KioskModels
 import Logging
 import KioskFiles

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Foundation
 import KioskFiles
+import KioskIntegers
 import KioskModels
 
 /// How a PDF-only publish makes its pages: image sizes, JPEG quality, the limits of every tool run and
@@ -29,7 +30,7 @@ public struct PDFImportOptions: Sendable, Hashable {
 
     public init(smallImage: Pixels = Pixels(width: 300, height: 400), largeImage: Pixels = Pixels(width: 1200, height: 1600),
                 jpegQuality: Int = 85, limits: ChildLimits = ChildLimits(),
-                parallelism: Int = max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN))), sandbox: Sandbox? = nil) {
+                parallelism: Int = max(1, Int32(exactly: _SC_NPROCESSORS_ONLN).map { sysconf($0) } ?? 1), sandbox: Sandbox? = nil) {
         self.smallImage = smallImage; self.largeImage = largeImage; self.jpegQuality = jpegQuality
         self.limits = limits; self.parallelism = max(1, parallelism); self.sandbox = sandbox
     }
@@ -141,7 +142,7 @@ public struct PDFIssueImporter: Sendable {
                 guard FS.isRegular(info), info.st_size <= PDFSections.maxBytes else {
                     throw PublishRejected(file: name, "must be a regular file of at most \(PDFSections.maxBytes) bytes")
                 }
-                sections = try file.bytes(at: 0, count: Int(info.st_size))
+                sections = try file.bytes(at: 0, count: Int(widening: info.st_size))
             } else {
                 throw PublishRejected(file: name, "does not belong in a PDF-only publish folder: only the issue's PDFs "
                                       + "(one for the issue, or one per page) and \(PDFSections.fileName)")
@@ -160,7 +161,7 @@ public struct PDFIssueImporter: Sendable {
         }
         let info = try source.status()
         guard FS.isRegular(info) else { throw PublishRejected(file: name, "is not a regular file") }
-        let size = Int64(info.st_size)
+        let size = Int64(widening: info.st_size)
         guard size <= limits.maxFileBytes else {
             throw PublishRejected(file: name, "is \(size) bytes; the limit per file is \(limits.maxFileBytes) bytes")
         }
@@ -168,14 +169,15 @@ public struct PDFIssueImporter: Sendable {
         let output = try FS.open(target, O_WRONLY | O_CREAT | O_EXCL, mode: 0o600)
         // Readable by a sandbox's user, whatever the umask (the scratch folder above stays closed to others).
         guard fchmod(output.fd, 0o644) == 0 else { throw SystemError("fchmod", target) }
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
+        let capacity = 1 << 20
+        let buffer = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 16)
         defer { buffer.deallocate() }
         var offset: Int64 = 0
         while offset < size {
-            let n = try source.read(into: buffer.baseAddress!, count: Int(min(Int64(buffer.count), size - offset)), at: offset)
+            let n = try source.read(into: buffer, count: Int(widening: min(Int64(widening: capacity), size - offset)), at: offset)
             guard n > 0 else { throw PublishRejected(file: name, "changed while it was being published; publish again") }
-            try output.write(UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
-            offset += Int64(n)
+            try output.write(UnsafeRawBufferPointer(start: buffer, count: n))
+            offset += Int64(widening: n)
         }
     }
 

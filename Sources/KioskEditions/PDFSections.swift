@@ -1,4 +1,5 @@
 import Foundation
+import KioskIntegers
 import KioskModels
 
 /// Which section each page of a PDF-only publish belongs to: from the folder's `sections.json`, else
@@ -42,7 +43,7 @@ public enum PDFSections {
             if let unknown = entry.keys.sorted().first(where: { !["id", "name", "pages"].contains($0) }) {
                 throw reject("[\(index)]: unknown key \"\(unknown)\" (known: \"id\", \"name\", \"pages\")")
             }
-            guard let id = entry["id"] as? Int, (1...Int(Int32.max)).contains(id) else {
+            guard let id = entry["id"] as? Int, (1...Int(widening: Int32.max)).contains(id) else {
                 throw reject("[\(index)]: \"id\" must be a positive integer")
             }
             guard ids.insert(id).inserted else { throw reject("[\(index)]: id \(id) is listed twice") }
@@ -117,8 +118,8 @@ public enum PDFSections {
     /// hand-numbered sections), the same for the same name in every issue.
     public static func derivedID(_ name: String) -> Int {
         var hash: UInt32 = 2_166_136_261
-        for byte in name.utf8 { hash = (hash ^ UInt32(byte)) &* 16_777_619 }
-        return 1_000_000 + Int(hash % 2_000_000_000)
+        for byte in name.utf8 { hash = (hash ^ UInt32(widening: byte)) &* 16_777_619 }
+        return 1_000_000 + Int(widening: hash % 2_000_000_000)
     }
 
     /// A title as a section name: control characters removed, spaces trimmed, at most 200 characters;

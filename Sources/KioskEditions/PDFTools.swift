@@ -49,7 +49,8 @@ struct PDFToolbox: Sendable {
         let detail = outcome.errorText.isEmpty ? "" : ": \(outcome.errorText)"
         switch outcome.ending {
         case .timedOut:
-            let seconds = limits.wallSeconds.isFinite && abs(limits.wallSeconds) < 1e15 ? "\(Int(limits.wallSeconds))" : "\(limits.wallSeconds)"
+            let whole = abs(limits.wallSeconds) < 1e15 ? Int(exactly: limits.wallSeconds.rounded(.towardZero)) : nil
+            let seconds = whole.map { "\($0)" } ?? "\(limits.wallSeconds)"
             return "\(tool) took longer than \(seconds) s on it and was stopped; the PDF is too complex or hostile"
         case .signaled(SIGXCPU), .signaled(SIGKILL):
             return "\(tool) used more than \(limits.cpuSeconds) s of processor time on it and was stopped"
@@ -105,7 +106,7 @@ struct PDFToolbox: Sendable {
         for line in lines[(pagesLine + 1)...] where line.utf8.starts(with: "Page ".utf8) {
             let words = line.split(separator: " ")
             guard words.count >= 3, words[2] == "size:" else { continue }      // "Page    1 rot:   0"
-            guard words.count >= 7, Int(words[1]) == sizes.count + 1, words[4] == "x", words[6] == "pts",
+            guard words.count >= 7, Int(words[1], radix: 10) == sizes.count + 1, words[4] == "x", words[6] == "pts",
                   let width = Double(words[3]), let height = Double(words[5]), width.isFinite, height.isFinite else {
                 throw PublishRejected(file: file, "pdfinfo gave a page size that cannot be read: \(String(line.prefix(200)).debugDescription)")
             }

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import KioskIntegers
 import KioskModels
 import KioskFiles
 

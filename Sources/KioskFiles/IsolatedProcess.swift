@@ -1,4 +1,5 @@
 import CSystemCalls
+import KioskIntegers
 import NIOConcurrencyHelpers
 #if canImport(Glibc)
 import Glibc
@@ -166,7 +167,10 @@ public enum IsolatedProcess {
         sigemptyset(&none)
         posix_spawnattr_setsigmask(&attributes, &none)
         posix_spawnattr_setpgroup(&attributes, 0)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
+        guard let flags = Int16(exactly: POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK) else {
+            throw SystemError("posix_spawnattr_setflags", command[0], code: EINVAL)
+        }
+        posix_spawnattr_setflags(&attributes, flags)
 
         let argv = command.map { strdup($0) } + [nil]
         let envp = environment.map { strdup($0) } + [nil]
@@ -206,9 +210,11 @@ public enum IsolatedProcess {
                 _ = waitpid(pid, &status, 0)
                 return .timedOut
             }
-            if pidfd >= 0 {
-                var entry = pollfd(fd: pidfd, events: Int16(POLLIN), revents: 0)
-                _ = poll(&entry, 1, Int32(min(remaining * 1000 + 1, 60_000)))
+            if pidfd >= 0, let readable = Int16(exactly: POLLIN) {
+                var entry = pollfd(fd: pidfd, events: readable, revents: 0)
+                // Milliseconds, at most a minute (also when `seconds` is not a number).
+                let milliseconds = Int32(exactly: min(remaining * 1000 + 1, 60_000).rounded(.towardZero)) ?? 60_000
+                _ = poll(&entry, 1, milliseconds)
             } else {
                 usleep(delay)   // an old kernel without pidfd_open: poll with a growing delay
                 delay = min(delay * 2, 20_000)
@@ -220,9 +226,9 @@ public enum IsolatedProcess {
     private static func errorTail(_ folder: String) -> String {
         guard let file = try? FS.open(folder + "/" + standardErrorName, O_RDONLY | O_NOFOLLOW | O_NONBLOCK),
               let info = try? file.status(), FS.isRegular(info) else { return "" }
-        let size = Int64(info.st_size)
-        let count = Int(min(size, 400))
-        guard let bytes = try? file.bytes(at: size - Int64(count), count: count) else { return "" }
+        let size = Int64(widening: info.st_size)
+        let count = Int(widening: min(size, 400))
+        guard let bytes = try? file.bytes(at: size - Int64(widening: count), count: count) else { return "" }
         let text = String(String(decoding: bytes, as: UTF8.self).unicodeScalars
             .map { $0.value < 0x20 || $0.value == 0x7F ? " " : Character($0) })
         return text.split(separator: " ", omittingEmptySubsequences: true).joined(separator: " ")
@@ -309,7 +315,7 @@ extension FS {
     /// be listed.
     package static func treeSummary(_ path: String, relative: String = "") -> (bytes: Int64, odd: String?) {
         guard let info = lstat(path) else { return (0, nil) }
-        guard isDirectory(info) else { return isRegular(info) ? (Int64(info.st_size), nil) : (0, relative) }
+        guard isDirectory(info) else { return isRegular(info) ? (Int64(widening: info.st_size), nil) : (0, relative) }
         guard let names = try? list(path) else { return (0, relative.isEmpty ? "." : relative) }
         var bytes: Int64 = 0
         var odd: String?

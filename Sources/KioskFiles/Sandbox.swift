@@ -1,5 +1,6 @@
 import CSystemCalls
 import Foundation
+import KioskIntegers
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -67,10 +68,13 @@ public struct Sandbox: Sendable, Hashable {
     /// Runs `/bin/true` in the sandbox, in a temporary folder; throws what stopped it.
     public func probe() throws(SandboxError) {
         var template = Array("/tmp/kiosk-sandbox-probe-XXXXXX".utf8CString)
-        guard template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) != nil else {
+        let made = template.withUnsafeMutableBufferPointer { buffer -> String? in
+            guard let path = buffer.baseAddress.flatMap({ mkdtemp($0) }) else { return nil }   // the template, filled in
+            return String(cString: path)
+        }
+        guard let folder = made else {
             throw .cannotStart(bwrap: bwrap, reason: "no temporary folder for the probe: \(String(cString: strerror(errno)))")
         }
-        let folder = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
         defer { try? FS.removeTree(folder) }
         let outcome: ChildOutcome
         do {
@@ -138,7 +142,7 @@ public struct Sandbox: Sendable, Hashable {
         for path in [program, folder] + inputs where !path.hasPrefix("/") { throw SandboxError.relativePath(path) }
         var shown: [String] = []
         for input in inputs + (covers(program) ? [] : [program]) where !shown.contains(input) { shown.append(input) }
-        guard shown.count < Int(KIOSK_MAX_STAGED) else { throw SandboxError.tooManyInputs(shown.count) }
+        guard shown.count < Int(widening: KIOSK_MAX_STAGED) else { throw SandboxError.tooManyInputs(shown.count) }
         for input in shown where !readable(input, asRoot: asRoot) {
             throw SandboxError.unreadableInput(path: input, uid: asRoot ? uid : getuid())
         }
@@ -162,7 +166,7 @@ public struct Sandbox: Sendable, Hashable {
         plan.arguments += ["--bind", sources[0], folder]
         for (index, input) in shown.enumerated() { plan.arguments += ["--ro-bind", sources[index + 1], input] }
         plan.arguments += ["--remount-ro", "/", "--chdir", folder, "--", program] + arguments
-        if asRoot { plan.uid = Int(uid); plan.gid = Int(gid) }
+        if asRoot { plan.uid = Int(widening: uid); plan.gid = Int(widening: gid) }
         return plan
     }
 
@@ -221,7 +225,7 @@ public enum SandboxError: Error, Sendable, Hashable, CustomStringConvertible {
             "\(path) is missing or not readable by uid \(uid), the user the sandboxed program runs as; make it readable "
                 + "by that user (its folders may stay closed to others)"
         case .tooManyInputs(let count):
-            "a sandboxed run can be shown at most \(Int(KIOSK_MAX_STAGED) - 1) inputs, not \(count)"
+            "a sandboxed run can be shown at most \(Int(widening: KIOSK_MAX_STAGED) - 1) inputs, not \(count)"
         }
     }
 }

@@ -1,4 +1,5 @@
 import CSystemCalls
+import KioskIntegers
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -43,7 +44,7 @@ public final class OpenFile: Sendable {
     public func readIfCached(into buffer: UnsafeMutableRawPointer, count: Int, at offset: Int64) -> Bool {
         var done = 0
         while done < count {
-            let n = kiosk_pread_nowait(fd, buffer + done, count - done, off_t(offset) + off_t(done))
+            let n = kiosk_pread_nowait(fd, buffer + done, count - done, off_t(widening: offset) + off_t(widening: done))
             if n < 0, errno == EINTR { continue }
             guard n > 0 else { return false }
             done += n
@@ -56,7 +57,7 @@ public final class OpenFile: Sendable {
     public func read(into buffer: UnsafeMutableRawPointer, count: Int, at offset: Int64) throws -> Int {
         var done = 0
         while done < count {
-            let n = pread(fd, buffer + done, count - done, off_t(offset) + off_t(done))
+            let n = pread(fd, buffer + done, count - done, off_t(widening: offset) + off_t(widening: done))
             if n < 0 {
                 if errno == EINTR { continue }
                 throw SystemError("read", path)
@@ -71,16 +72,20 @@ public final class OpenFile: Sendable {
     public func bytes(at offset: Int64, count: Int) throws -> [UInt8] {
         guard count > 0 else { return [] }
         var result = [UInt8](repeating: 0, count: count)
-        let n = try result.withUnsafeMutableBytes { try read(into: $0.baseAddress!, count: count, at: offset) }
+        let n = try result.withUnsafeMutableBytes { raw -> Int in
+            guard let base = raw.baseAddress else { return 0 }
+            return try read(into: base, count: count, at: offset)
+        }
         result.removeLast(count - n)
         return result
     }
 
     /// Writes all of `bytes` at the current offset.
     public func write(_ bytes: UnsafeRawBufferPointer) throws {
+        guard let base = bytes.baseAddress else { return }     // nothing to write
         var done = 0
         while done < bytes.count {
-            let n = Glibc.write(fd, bytes.baseAddress! + done, bytes.count - done)
+            let n = Glibc.write(fd, base + done, bytes.count - done)
             if n < 0 {
                 if errno == EINTR { continue }
                 throw SystemError("write", path)
@@ -181,8 +186,9 @@ package enum FS {
         defer { closedir(dir) }
         var names: [String] = []
         while let entry = readdir(dir) {
+            // d_name: the name and a NUL, within the field.
             let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(cString: raw.baseAddress!.assumingMemoryBound(to: CChar.self))
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
             }
             if name != "." && name != ".." { names.append(name) }
         }

@@ -1,6 +1,7 @@
 import Hummingbird
 import HummingbirdCore
 import HummingbirdTLS
+import KioskIntegers
 import KioskModels
 import Logging
 import NIOCore

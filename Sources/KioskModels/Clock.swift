@@ -1,3 +1,5 @@
+import KioskIntegers
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)

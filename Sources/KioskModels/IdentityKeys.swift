@@ -1,4 +1,5 @@
 import Crypto
+import KioskIntegers
 #if canImport(FoundationEssentials)
 import FoundationEssentials     // ContiguousBytes
 #else

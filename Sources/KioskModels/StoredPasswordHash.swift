@@ -1,4 +1,5 @@
 import Crypto
+import KioskIntegers
 
 /// A stored password hash, by the scheme that made it.
 ///

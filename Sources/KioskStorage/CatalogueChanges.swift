@@ -1,6 +1,7 @@
 import CSystemCalls
 import Foundation
 import GRDB
+import KioskIntegers
 import KioskModels
 
 /// Counts the transactions that change the catalogue version, in a small file beside the database

@@ -1,4 +1,5 @@
 import GRDB
+import KioskIntegers
 import KioskModels
 
 /// A page's place in search order, as the `page_texts` key (and the FTS5 rowid): newer days have

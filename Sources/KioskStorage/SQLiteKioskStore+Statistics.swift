@@ -1,4 +1,5 @@
 import GRDB
+import KioskIntegers
 import KioskModels
 
 extension SQLiteKioskStore {

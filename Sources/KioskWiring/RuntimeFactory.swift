@@ -1,6 +1,7 @@
 import Foundation
 import KioskEditions
 import KioskFiles
+import KioskIntegers
 import KioskModels
 import KioskRPC
 import KioskStorage

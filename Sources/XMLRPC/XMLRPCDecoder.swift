@@ -3,6 +3,7 @@
 // values) that only makes sense read together; its plumbing and the scalar grammar live beside it.
 
 import CLibXML2
+import KioskIntegers
 import NIOCore
 
 #if canImport(Glibc)

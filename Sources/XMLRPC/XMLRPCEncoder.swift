@@ -1,5 +1,6 @@
 // XML-RPC encoding into one growing byte buffer, handed over as a ByteBuffer (what the server writes).
 
+import KioskIntegers
 import NIOCore
 
 /// Encodes XML-RPC documents as UTF-8 bytes. Output is always well-formed XML 1.0: characters XML

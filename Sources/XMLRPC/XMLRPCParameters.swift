@@ -1,5 +1,7 @@
 // Handler parameters with the lenient coercions old clients need.
 
+import KioskIntegers
+
 /// The parameters of one call, read by position with lenient coercion. Every failure is a -32602
 /// fault whose message names the parameter.
 public struct XMLRPCParameters: Sendable, Hashable {

@@ -1,6 +1,7 @@
 // The scalar grammar of XML-RPC values, read straight from the bytes libxml2 hands over.
 
 import CLibXML2
+import KioskIntegers
 
 #if canImport(Glibc)
 import Glibc

@@ -1,5 +1,6 @@
 // XML-RPC data model: values, members, date-times, faults, limits and calls.
 
+import KioskIntegers
 import NIOCore
 
 /// One XML-RPC value. Structures keep their members in order; the encoder writes them in that order.

@@ -150,6 +150,32 @@ import Testing
         }
     }
 
+    /// A value a ZIP field cannot hold is refused with an error, never written cut short: a name over
+    /// 65535 bytes, a size of 4 GiB or more without ZIP64, a negative count for zlib. Out-of-range date
+    /// parts are kept to their bits.
+    @Test func zipFieldsRefuseWhatTheyCannotHold() throws {
+        let dos = (date: UInt16(0), time: UInt16(0))
+        let long = [UInt8](repeating: UInt8(ascii: "a"), count: 65_536)
+        #expect(throws: ZipError.self) {
+            try ZipFormat.localHeader(name: long, flags: 0, method: 0, dos: dos, crc: 0, compressedSize: 0, size: 0, zip64: false)
+        }
+        let record = CentralRecord(name: long, method: 0, flags: 0, crc: 0, compressedSize: 0, size: 0, localHeaderOffset: 0)
+        #expect(throws: ZipError.self) { try ZipFormat.centralHeader(record, dos: dos, forceZIP64: false) }
+        let name = Array("pdf/001.pdf".utf8)
+        #expect(throws: ZipError.self) {
+            try ZipFormat.localHeader(name: name, flags: 0, method: 0, dos: dos, crc: 0, compressedSize: 1 << 32, size: 1 << 32, zip64: false)
+        }
+        #expect(throws: ZipError.self) { try ZipFormat.dataDescriptor(name: "pdf/001.pdf", crc: 0, compressedSize: 1 << 32, size: 0, zip64: false) }
+        let header = try ZipFormat.localHeader(name: name, flags: 0, method: 0, dos: dos, crc: 0, compressedSize: 1 << 32,
+                                               size: 1 << 32, zip64: true)
+        #expect(header.count == 30 + name.count + 20 && header[18..<26].allSatisfy { $0 == 0xFF })
+        #expect(try ZipFormat.dataDescriptor(name: "pdf/001.pdf", crc: 0, compressedSize: 5, size: 7, zip64: false).count == 16)
+        #expect(throws: ZipError.self) { try Deflater(level: 1).bound(-1) }
+        #expect(ZipFormat.dosDateTime(year: 2024, month: 3, day: 15).date == 44 << 9 | 3 << 5 | 15)
+        #expect(ZipFormat.dosDateTime(year: 2024, month: 13, day: 40) == ZipFormat.dosDateTime(year: 2024, month: 12, day: 31))
+        #expect(ZipFormat.dosDateTime(year: 1900, month: 0, day: 0).date == 0 << 9 | 1 << 5 | 1)
+    }
+
     @Test func forcedZIP64IsAcceptedByUnzipAndPython() async throws {
         for bufferLimit in [4 << 20, 64 << 10] {    // buffered entries, then streamed ones
             let files: [(String, [UInt8])] = [

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import KioskIntegers
 
 /// Why an archive could not be read: damaged, truncated, of an unknown kind, or holding an entry the
 /// readers refuse (links, devices, encryption, unknown compression).
@@ -69,7 +70,7 @@ package struct ArchiveInput: Sendable {
         self.file = file
         let info: stat
         do { info = try file.status() } catch let error as SystemError { throw Self.failure(error) }
-        size = Int64(info.st_size)
+        size = Int64(widening: info.st_size)
     }
 
     /// Reads up to `count` bytes at `offset`: fewer, or none, past the end of the file.
@@ -85,7 +86,7 @@ package struct ArchiveInput: Sendable {
     package func bytes(at offset: Int64, count: Int) throws -> [UInt8] {
         guard offset >= 0 else { throw Self.beforeStart(offset) }
         guard count > 0, offset < size else { return [] }
-        var result = [UInt8](repeating: 0, count: Int(min(Int64(count), size - offset)))
+        var result = [UInt8](repeating: 0, count: Int(widening: min(Int64(widening: count), size - offset)))
         let n = try result.withUnsafeMutableBytes { raw -> Int in
             guard let base = raw.baseAddress else { return 0 }
             return try read(into: base, count: raw.count, at: offset)

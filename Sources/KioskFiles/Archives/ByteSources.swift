@@ -4,6 +4,7 @@
 import Glibc
 #endif
 import CLibZ
+import KioskIntegers
 
 protocol ByteSource {
     /// Reads up to `count` bytes; 0 at the end.
@@ -34,7 +35,7 @@ struct PlainSource: ByteSource {
 
     mutating func read(into buffer: UnsafeMutableRawPointer, count: Int) throws -> Int {
         let n = try input.read(into: buffer, count: count, at: offset)
-        offset += Int64(n)
+        offset += Int64(widening: n)
         return n
     }
 
@@ -71,7 +72,7 @@ struct GzipSource: ByteSource {
         stream = .allocate(capacity: 1)
         stream.initialize(to: z_stream())
         buffer = .allocate(byteCount: 256 << 10, alignment: 16)
-        guard inflateInit2_(stream, 16 + 15, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK else {
+        guard inflateInit2_(stream, 16 + 15, ZLIB_VERSION, zStreamSize) == Z_OK else {
             stream.deallocate(); buffer.deallocate()
             throw ArchiveError("cannot be unpacked: gzip decompression failed to start")
         }
@@ -82,10 +83,10 @@ struct GzipSource: ByteSource {
 
     mutating func read(into output: UnsafeMutableRawPointer, count: Int) throws -> Int {
         guard !finished, count > 0 else { return 0 }
-        let want = min(count, 1 << 30)
+        let want = uInt(clamping: min(count, 1 << 30))     // at most 1 GiB a call
         stream.pointee.next_out = output.assumingMemoryBound(to: Bytef.self)
-        stream.pointee.avail_out = uInt(want)
-        while !finished, stream.pointee.avail_out == uInt(want) {
+        stream.pointee.avail_out = want
+        while !finished, stream.pointee.avail_out == want {
             if stream.pointee.avail_in == 0 {
                 guard try refill(keeping: 0) else { throw ArchiveError("is a truncated gzip stream: the upload ends before the stream does") }
             }
@@ -105,8 +106,8 @@ struct GzipSource: ByteSource {
                 throw ArchiveError("is a damaged gzip stream (\(zlibMessage ?? "zlib status \(status)"))")
             }
         }
-        let n = want - Int(stream.pointee.avail_out)
-        produced += Int64(n)
+        let n = Int(widening: want - stream.pointee.avail_out)
+        produced += Int64(widening: n)
         if produced > limit { throw ArchiveError("unpacks to more than the limit per issue", exceedsLimit: true) }
         return n
     }
@@ -127,16 +128,16 @@ struct GzipSource: ByteSource {
         guard let base = buffer.baseAddress else { return false }
         if keeping > 0, let next = stream.pointee.next_in { memmove(base, next, keeping) }
         let n = try input.read(into: base + keeping, count: buffer.count - keeping, at: offset)
-        offset += Int64(n)
+        offset += Int64(widening: n)
         stream.pointee.next_in = base.assumingMemoryBound(to: Bytef.self)
-        stream.pointee.avail_in = uInt(keeping + n)
+        stream.pointee.avail_in = uInt(clamping: keeping + n)     // at most the buffer's 256 KiB
         return n > 0
     }
 
     /// After a member's end: whether another member (the gzip magic `1F 8B`) follows.
     private mutating func nextMemberFollows() throws -> Bool {
         if stream.pointee.avail_in < 2 {
-            _ = try refill(keeping: Int(stream.pointee.avail_in))
+            _ = try refill(keeping: Int(widening: stream.pointee.avail_in))
         }
         guard stream.pointee.avail_in >= 2, let next = stream.pointee.next_in else { return false }
         return next[0] == 0x1F && next[1] == 0x8B

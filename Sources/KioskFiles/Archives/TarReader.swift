@@ -4,6 +4,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import KioskIntegers
 
 enum TarReader {
     /// Largest pax extended header, pax global header or GNU long name accepted.
@@ -18,7 +19,7 @@ enum TarReader {
     static func checksumMatches(_ header: [UInt8]) -> Bool {
         guard header.count == 512, case .value(let stored) = number(header[148..<156]) else { return false }
         var sum: Int64 = 0      // at most 512 × 255
-        for (index, byte) in header.enumerated() { sum += (148..<156).contains(index) ? 32 : Int64(byte) }
+        for (index, byte) in header.enumerated() { sum += (148..<156).contains(index) ? 32 : Int64(widening: byte) }
         return sum == stored
     }
 
@@ -38,11 +39,11 @@ enum TarReader {
     static func number(_ field: ArraySlice<UInt8>) -> Number {
         if let first = field.first, first & 0x80 != 0 {
             if first & 0x40 != 0 { return .negative }
-            var value = Int64(first & 0x3F)
+            var value = Int64(widening: first & 0x3F)
             for byte in field.dropFirst() {
                 let (shifted, overflow) = value.multipliedReportingOverflow(by: 256)
                 guard !overflow else { return .tooLarge }
-                value = shifted | Int64(byte)
+                value = shifted | Int64(widening: byte)
             }
             return .value(value)
         }
@@ -53,7 +54,7 @@ enum TarReader {
             guard (0x30...0x37).contains(byte) else { return .invalid }
             let (shifted, overflow) = value.multipliedReportingOverflow(by: 8)
             guard !overflow else { return .tooLarge }
-            value = shifted | Int64(byte - 0x30)
+            value = shifted | Int64(widening: byte - 0x30)
             seen = true
         }
         return .value(value)
@@ -96,10 +97,10 @@ enum TarReader {
                 try sink.file(name, declaredSize: size) { writer in
                     var left = size
                     while left > 0 {
-                        let want = Int(min(Int64(block.count), left))
+                        let want = Int(widening: min(Int64(widening: block.count), left))
                         try source.readExactly(into: base, count: want)
                         try writer.write(UnsafeRawBufferPointer(rebasing: block[0..<want]))
-                        left -= Int64(want)
+                        left -= Int64(widening: want)
                     }
                 }
                 try skip(&source, padded - size, buffer: block)
@@ -110,8 +111,8 @@ enum TarReader {
                 guard size <= maxExtendedHeader else {
                     throw ArchiveError("has a tar extended header of \(size) bytes; at most \(maxExtendedHeader) are accepted")
                 }
-                try source.readExactly(into: base, count: Int(padded))
-                let data = Array(UnsafeRawBufferPointer(rebasing: block[0..<Int(size)]))
+                try source.readExactly(into: base, count: Int(widening: padded))
+                let data = Array(UnsafeRawBufferPointer(rebasing: block[0..<Int(widening: size)]))
                 if type == UInt8(ascii: "L") {
                     longName = string(data[...])
                 } else if type == UInt8(ascii: "x") {
@@ -162,9 +163,9 @@ enum TarReader {
         guard let base = buffer.baseAddress else { return }
         var left = count
         while left > 0 {
-            let want = Int(min(left, Int64(buffer.count)))
+            let want = Int(widening: min(left, Int64(widening: buffer.count)))
             try source.readExactly(into: base, count: want)
-            left -= Int64(want)
+            left -= Int64(widening: want)
         }
     }
 
@@ -175,7 +176,7 @@ enum TarReader {
         for byte in digits {
             guard (0x30...0x39).contains(byte) else { return nil }
             let (shifted, overflow) = value.multipliedReportingOverflow(by: 10)
-            let (sum, overflow2) = shifted.addingReportingOverflow(Int64(byte - 0x30))
+            let (sum, overflow2) = shifted.addingReportingOverflow(Int64(widening: byte - 0x30))
             guard !overflow, !overflow2 else { return nil }
             value = sum
         }
@@ -191,9 +192,9 @@ enum TarReader {
             if data[index...].allSatisfy({ $0 == 0 }) { break }
             guard let space = data[index...].firstIndex(of: 0x20),
                   let length = decimal(data[index..<space]), length > 0,
-                  length <= Int64(data.count - index)     // so `index + length` cannot overflow
+                  length <= Int64(widening: data.count - index)     // so `index + length` cannot overflow
             else { return nil }
-            let end = index + Int(length)
+            let end = index + Int(widening: length)
             // The record holds at least "<len> ", "=" and "\n".
             guard end - 1 > space + 1, data[end - 1] == 0x0A else { return nil }
             let record = data[(space + 1)..<(end - 1)]

@@ -7,6 +7,7 @@
 import Glibc
 #endif
 import CLibZ
+import KioskIntegers
 
 struct ZipReader {
     let input: ArchiveInput
@@ -29,9 +30,9 @@ struct ZipReader {
     }
 
     /// Little-endian fields; callers check `i + width <= b.count` first.
-    func u16(_ b: [UInt8], _ i: Int) -> UInt16 { UInt16(b[i]) | UInt16(b[i + 1]) << 8 }
-    func u32(_ b: [UInt8], _ i: Int) -> UInt32 { UInt32(u16(b, i)) | UInt32(u16(b, i + 2)) << 16 }
-    func u64(_ b: [UInt8], _ i: Int) -> UInt64 { UInt64(u32(b, i)) | UInt64(u32(b, i + 4)) << 32 }
+    func u16(_ b: [UInt8], _ i: Int) -> UInt16 { UInt16(widening: b[i]) | UInt16(widening: b[i + 1]) << 8 }
+    func u32(_ b: [UInt8], _ i: Int) -> UInt32 { UInt32(widening: u16(b, i)) | UInt32(widening: u16(b, i + 2)) << 16 }
+    func u64(_ b: [UInt8], _ i: Int) -> UInt64 { UInt64(widening: u32(b, i)) | UInt64(widening: u32(b, i + 4)) << 32 }
 
     /// `value` as a non-negative offset or size; nil above `Int64.max`.
     static func int64(_ value: UInt64) -> Int64? { Int64(exactly: value) }
@@ -42,17 +43,17 @@ struct ZipReader {
     func directory() throws -> Directory {
         let tailLength = min(size, Self.maxTail)
         let tailStart = size - tailLength
-        let tail = try input.bytes(at: tailStart, count: Int(tailLength))
+        let tail = try input.bytes(at: tailStart, count: Int(widening: tailLength))
         guard tail.count >= 22, let eocd = stride(from: tail.count - 22, through: 0, by: -1).first(where: {
             tail[$0] == 0x50 && tail[$0 + 1] == 0x4B && tail[$0 + 2] == 0x05 && tail[$0 + 3] == 0x06
         }) else { throw ArchiveError("is a damaged ZIP: no end of central directory record") }
         guard u16(tail, eocd + 4) == 0 || u16(tail, eocd + 4) == 0xFFFF else {
             throw ArchiveError("is a ZIP split over several files (disks); upload it as one ZIP")
         }
-        var count = UInt64(u16(tail, eocd + 10))
-        var directorySize = UInt64(u32(tail, eocd + 12))
-        var directoryOffset = UInt64(u32(tail, eocd + 16))
-        let eocdOffset = tailStart + Int64(eocd)
+        var count = UInt64(widening: u16(tail, eocd + 10))
+        var directorySize = UInt64(widening: u32(tail, eocd + 12))
+        var directoryOffset = UInt64(widening: u32(tail, eocd + 16))
+        let eocdOffset = tailStart + Int64(widening: eocd)
         if count == 0xFFFF || directorySize == 0xFFFF_FFFF || directoryOffset == 0xFFFF_FFFF {
             guard eocdOffset >= 20 else { throw ArchiveError("is a damaged ZIP64 archive: no ZIP64 end of central directory locator") }
             let locator = try input.bytes(at: eocdOffset - 20, count: 20)
@@ -78,7 +79,7 @@ struct ZipReader {
             throw ArchiveError("has a central directory of \(length) bytes; at most \(Self.maxDirectoryBytes) are accepted")
         }
         // Each entry takes at least 46 bytes of the directory.
-        guard count <= UInt64(length / 46), let entries = Int(exactly: count) else {
+        guard count <= UInt64(clamping: length / 46), let entries = Int(exactly: count) else {     // length >= 0
             throw ArchiveError("is a damaged ZIP: it claims \(count) entries, more than its central directory of \(length) bytes can hold")
         }
         return Directory(offset: offset, size: length, count: entries)
@@ -86,8 +87,8 @@ struct ZipReader {
 
     func entries() throws -> [Entry] {
         let location = try directory()
-        let directory = try input.bytes(at: location.offset, count: Int(location.size))
-        guard directory.count == Int(location.size) else { throw ArchiveError("is a truncated ZIP: its central directory is cut short") }
+        let directory = try input.bytes(at: location.offset, count: Int(widening: location.size))
+        guard directory.count == Int(widening: location.size) else { throw ArchiveError("is a truncated ZIP: its central directory is cut short") }
         var entries: [Entry] = []
         var index = 0
         for _ in 0..<location.count {
@@ -95,9 +96,9 @@ struct ZipReader {
                 throw ArchiveError("is a damaged ZIP: bad central directory entry")
             }
             let madeBy = u16(directory, index + 4) >> 8
-            let nameLength = Int(u16(directory, index + 28))
-            let extraLength = Int(u16(directory, index + 30))
-            let commentLength = Int(u16(directory, index + 32))
+            let nameLength = Int(widening: u16(directory, index + 28))
+            let extraLength = Int(widening: u16(directory, index + 30))
+            let commentLength = Int(widening: u16(directory, index + 32))
             let nameStart = index + 46
             let extraStart = nameStart + nameLength
             let extraEnd = extraStart + extraLength
@@ -109,12 +110,12 @@ struct ZipReader {
             var entry = Entry(
                 name: name,
                 method: u16(directory, index + 10), flags: u16(directory, index + 8), crc: u32(directory, index + 16),
-                compressedSize: Int64(u32(directory, index + 20)), size: Int64(u32(directory, index + 24)),
-                localOffset: Int64(u32(directory, index + 42)),
+                compressedSize: Int64(widening: u32(directory, index + 20)), size: Int64(widening: u32(directory, index + 24)),
+                localOffset: Int64(widening: u32(directory, index + 42)),
                 mode: madeBy == 3 ? u32(directory, index + 38) >> 16 : nil)
             var extra = extraStart
             while extraEnd - extra >= 4 {
-                let id = u16(directory, extra), length = Int(u16(directory, extra + 2))
+                let id = u16(directory, extra), length = Int(widening: u16(directory, extra + 2))
                 let fieldEnd = extra + 4 + length
                 guard fieldEnd <= extraEnd else {
                     throw ArchiveError(entry: name, "has a damaged extra field: it runs past the end of the entry's extra data")
@@ -174,63 +175,66 @@ struct ZipReader {
                 throw ArchiveError(entry: name, "has a damaged local header")
             }
             // localOffset <= size - 30, so none of these sums can overflow.
-            var offset = entry.localOffset + 30 + Int64(u16(local, 26)) + Int64(u16(local, 28))
+            var offset = entry.localOffset + 30 + Int64(widening: u16(local, 26)) + Int64(widening: u16(local, 28))
             guard offset <= size, entry.compressedSize <= size - offset else {
                 throw ArchiveError(entry: name, "runs past the end of the archive (truncated or damaged ZIP)")
             }
             let end = offset + entry.compressedSize
-            var crc: uLong = 0
+            var crc: UInt32 = 0
             var produced: Int64 = 0
             try sink.file(name, declaredSize: entry.size) { writer in
                 if entry.method == 0 {
                     guard entry.compressedSize == entry.size else { throw ArchiveError(entry: name, "has inconsistent sizes") }
                     while offset < end {
-                        let n = try input.read(into: bufferBase, count: Int(min(Int64(buffer.count), end - offset)), at: offset)
+                        let n = try input.read(into: bufferBase, count: Int(widening: min(Int64(widening: buffer.count), end - offset)), at: offset)
                         guard n > 0 else { throw ArchiveError(entry: name, "is truncated") }
-                        crc = crc32(crc, bufferBase.assumingMemoryBound(to: Bytef.self), uInt(n))
+                        crc = WholeDeflater.crc32(bufferBase, count: n, continuing: crc)
                         try writer.write(UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
-                        offset += Int64(n)
-                        produced += Int64(n)
+                        offset += Int64(widening: n)
+                        produced += Int64(widening: n)
                     }
                 } else {
                     let stream = UnsafeMutablePointer<z_stream>.allocate(capacity: 1)
                     stream.initialize(to: z_stream())
-                    guard inflateInit2_(stream, -15, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK else {
+                    guard inflateInit2_(stream, -15, ZLIB_VERSION, zStreamSize) == Z_OK else {
                         stream.deallocate()
                         throw ArchiveError(entry: name, "cannot be inflated")
                     }
                     defer { inflateEnd(stream); stream.deallocate() }
+                    // The buffers hold 1 MiB each: zlib's 32-bit counts take them whole.
+                    let space = uInt(clamping: output.count)
                     var done = false
                     while !done {
                         if stream.pointee.avail_in == 0 {
                             guard offset < end else { throw ArchiveError(entry: name, "is truncated") }
-                            let n = try input.read(into: bufferBase, count: Int(min(Int64(buffer.count), end - offset)), at: offset)
+                            let want = Int(widening: min(Int64(widening: buffer.count), end - offset))
+                            let n = try input.read(into: bufferBase, count: want, at: offset)
                             guard n > 0 else { throw ArchiveError(entry: name, "is truncated") }
-                            offset += Int64(n)
+                            offset += Int64(widening: n)
                             stream.pointee.next_in = bufferBase.assumingMemoryBound(to: Bytef.self)
-                            stream.pointee.avail_in = uInt(n)
+                            stream.pointee.avail_in = uInt(clamping: n)
                         }
                         stream.pointee.next_out = outputBase.assumingMemoryBound(to: Bytef.self)
-                        stream.pointee.avail_out = uInt(output.count)
+                        stream.pointee.avail_out = space
                         let status = inflate(stream, Z_NO_FLUSH)
                         guard status == Z_OK || status == Z_STREAM_END || (status == Z_BUF_ERROR && stream.pointee.avail_in == 0) else {
                             throw ArchiveError(entry: name, "has damaged compressed data")
                         }
-                        let n = output.count - Int(stream.pointee.avail_out)
+                        let n = Int(widening: space - stream.pointee.avail_out)
                         if n > 0 {
-                            produced += Int64(n)
+                            produced += Int64(widening: n)
                             // A bomb stops here: never more than the declared size.
                             guard produced <= entry.size else {
                                 throw ArchiveError(entry: name, "inflates to more than its declared size")
                             }
-                            crc = crc32(crc, outputBase.assumingMemoryBound(to: Bytef.self), uInt(n))
+                            crc = WholeDeflater.crc32(outputBase, count: n, continuing: crc)
                             try writer.write(UnsafeRawBufferPointer(rebasing: output[0..<n]))
                         }
                         done = status == Z_STREAM_END
                     }
                 }
             }
-            guard produced == entry.size, UInt32(truncatingIfNeeded: crc) == entry.crc else {
+            guard produced == entry.size, crc == entry.crc else {
                 throw ArchiveError(entry: name, "fails its CRC or size check (damaged upload)")
             }
         }

@@ -5,29 +5,31 @@ import Crypto
 package final class ArchiveOutput {
     private let file: OpenFile
     private var hasher = SHA256()
-    private let buffer: UnsafeMutableRawBufferPointer
+    private let buffer: UnsafeMutableRawPointer
+    private let capacity: Int
     private var pending = 0
     package private(set) var offset: UInt64 = 0
 
     package init(file: OpenFile, bufferSize: Int = 256 << 10) {
         self.file = file
+        capacity = bufferSize
         buffer = .allocate(byteCount: bufferSize, alignment: 16)
     }
 
     deinit { buffer.deallocate() }
 
     package func append(_ bytes: UnsafeRawBufferPointer) throws {
-        guard bytes.count > 0 else { return }
-        if pending + bytes.count > buffer.count || bytes.count >= buffer.count / 2 { try flush() }
-        if bytes.count >= buffer.count / 2 {
+        guard let source = bytes.baseAddress, bytes.count > 0 else { return }
+        if pending + bytes.count > capacity || bytes.count >= capacity / 2 { try flush() }
+        if bytes.count >= capacity / 2 {
             // Large: straight from the caller's memory, after what is pending (order is everything).
             hasher.update(bufferPointer: bytes)
             try file.write(bytes)
         } else {
-            buffer.baseAddress!.advanced(by: pending).copyMemory(from: bytes.baseAddress!, byteCount: bytes.count)
+            (buffer + pending).copyMemory(from: source, byteCount: bytes.count)
             pending += bytes.count
         }
-        offset += UInt64(bytes.count)
+        offset += UInt64(clamping: bytes.count)     // a count: never negative
     }
 
     package func append(_ bytes: [UInt8]) throws {
@@ -36,7 +38,7 @@ package final class ArchiveOutput {
 
     package func flush() throws {
         guard pending > 0 else { return }
-        let chunk = UnsafeRawBufferPointer(rebasing: buffer[0..<pending])
+        let chunk = UnsafeRawBufferPointer(start: buffer, count: pending)
         hasher.update(bufferPointer: chunk)
         try file.write(chunk)
         pending = 0

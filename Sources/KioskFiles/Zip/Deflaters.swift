@@ -3,6 +3,11 @@ import Glibc
 #endif
 import CLibDeflate
 import CLibZ
+import KioskIntegers
+
+/// `sizeof(z_stream)`, which zlib's init functions check against their own: 0, which they refuse with
+/// `Z_VERSION_ERROR`, if it did not fit an Int32.
+let zStreamSize = Int32(exactly: MemoryLayout<z_stream>.size) ?? 0
 
 /// Raw deflate (no zlib header, windowBits -15) over one `z_stream`, for entries streamed in chunks.
 /// The stream lives at a fixed heap address, as zlib requires.
@@ -16,7 +21,7 @@ package final class Deflater {
         stream = .allocate(capacity: 1)
         stream.initialize(to: z_stream())
         let status = deflateInit2_(stream, level, Z_DEFLATED, -15, Self.memoryLevel, Z_DEFAULT_STRATEGY,
-                                   ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size))
+                                   ZLIB_VERSION, zStreamSize)
         guard status == Z_OK else {
             stream.deallocate()
             throw ZipError.zlib("deflateInit2", status)
@@ -29,37 +34,50 @@ package final class Deflater {
     }
 
     /// Worst-case output size of compressing `count` bytes in one go.
-    package func bound(_ count: Int) -> Int { Int(deflateBound(stream, uLong(count))) }
+    package func bound(_ count: Int) throws -> Int {
+        guard let length = uLong(exactly: count), let bound = Int(exactly: deflateBound(stream, length)) else {
+            throw ZipError.outOfRange("a deflate input of \(count) bytes")
+        }
+        return bound
+    }
 
     package func reset() { deflateReset(stream) }
 
     /// Compresses `count` bytes at `input` completely into `output` (which must hold `bound(count)`);
     /// returns the compressed size.
     package func compressAll(_ input: UnsafeRawPointer, count: Int, into output: UnsafeMutableRawPointer, capacity: Int) throws -> Int {
+        guard let available = uInt(exactly: count), let space = uInt(exactly: capacity) else {
+            throw ZipError.outOfRange("a deflate of \(count) bytes into \(capacity)")
+        }
         reset()
         stream.pointee.next_in = UnsafeMutablePointer(mutating: input.assumingMemoryBound(to: Bytef.self))
-        stream.pointee.avail_in = uInt(count)
+        stream.pointee.avail_in = available
         stream.pointee.next_out = output.assumingMemoryBound(to: Bytef.self)
-        stream.pointee.avail_out = uInt(capacity)
+        stream.pointee.avail_out = space
         let status = deflate(stream, Z_FINISH)
         guard status == Z_STREAM_END else { throw ZipError.zlib("deflate", status) }
-        return capacity - Int(stream.pointee.avail_out)
+        return Int(widening: space - stream.pointee.avail_out)
     }
 
     /// Feeds `count` bytes (finishing the stream when `finish`), handing each full or final output chunk
     /// to `emit`.
     package func compress(_ input: UnsafeRawPointer, count: Int, finish: Bool, scratch: UnsafeMutableRawBufferPointer,
                   emit: (UnsafeRawBufferPointer) throws -> Void) throws {
+        guard let available = uInt(exactly: count), let output = scratch.baseAddress, !scratch.isEmpty else {
+            throw ZipError.outOfRange("a deflate of \(count) bytes through \(scratch.count)")
+        }
+        // Told of at most 4 GiB - 1 of the scratch buffer, and counted from what it was told.
+        let space = uInt(clamping: scratch.count)
         stream.pointee.next_in = UnsafeMutablePointer(mutating: input.assumingMemoryBound(to: Bytef.self))
-        stream.pointee.avail_in = uInt(count)
+        stream.pointee.avail_in = available
         while true {
-            stream.pointee.next_out = scratch.baseAddress!.assumingMemoryBound(to: Bytef.self)
-            stream.pointee.avail_out = uInt(scratch.count)
+            stream.pointee.next_out = output.assumingMemoryBound(to: Bytef.self)
+            stream.pointee.avail_out = space
             let status = deflate(stream, finish ? Z_FINISH : Z_NO_FLUSH)
             guard status == Z_OK || status == Z_STREAM_END || status == Z_BUF_ERROR else {
                 throw ZipError.zlib("deflate", status)
             }
-            let produced = scratch.count - Int(stream.pointee.avail_out)
+            let produced = Int(widening: space - stream.pointee.avail_out)
             if produced > 0 { try emit(UnsafeRawBufferPointer(rebasing: scratch[0..<produced])) }
             if finish ? status == Z_STREAM_END : (stream.pointee.avail_in == 0 && stream.pointee.avail_out > 0) { return }
         }
@@ -92,6 +110,9 @@ package final class WholeDeflater: @unchecked Sendable {
         return written == 0 ? nil : written
     }
 
-    /// CRC-32 (the ZIP one) of `count` bytes at `bytes`.
-    package static func crc32(_ bytes: UnsafeRawPointer, count: Int) -> UInt32 { libdeflate_crc32(0, bytes, count) }
+    /// CRC-32 (the ZIP one, as zlib's `crc32`) of `count` bytes at `bytes`, continuing `crc`, the CRC-32
+    /// of the bytes before them.
+    package static func crc32(_ bytes: UnsafeRawPointer, count: Int, continuing crc: UInt32 = 0) -> UInt32 {
+        libdeflate_crc32(crc, bytes, count)
+    }
 }

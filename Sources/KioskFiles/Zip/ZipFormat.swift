@@ -4,6 +4,8 @@ package enum ZipError: Error, CustomStringConvertible {
     case libdeflate(String)
     case changed(String)
     case tooLarge(String)
+    case nameTooLong(String)
+    case outOfRange(String)
 
     package var description: String {
         switch self {
@@ -11,6 +13,8 @@ package enum ZipError: Error, CustomStringConvertible {
         case .libdeflate(let call): "\(call) failed"
         case .changed(let path): "\(path) changed while the bundle was being built"
         case .tooLarge(let name): "\(name) is too large for an entry without ZIP64"
+        case .nameTooLong(let name): "the entry name \(name.prefix(80))… is longer than a ZIP allows (65535 bytes)"
+        case .outOfRange(let what): "\(what) is out of range for the ZIP writer"
         }
     }
 }
@@ -19,9 +23,9 @@ package enum ZipError: Error, CustomStringConvertible {
 package struct HeaderBytes {
     package var bytes: [UInt8] = []
     package init(capacity: Int = 64) { bytes.reserveCapacity(capacity) }
-    package mutating func u16(_ value: UInt16) { bytes.append(UInt8(value & 0xFF)); bytes.append(UInt8(value >> 8)) }
-    package mutating func u32(_ value: UInt32) { for shift in stride(from: 0, to: 32, by: 8) { bytes.append(UInt8(truncatingIfNeeded: value >> UInt32(shift))) } }
-    package mutating func u64(_ value: UInt64) { for shift in stride(from: 0, to: 64, by: 8) { bytes.append(UInt8(truncatingIfNeeded: value >> UInt64(shift))) } }
+    package mutating func u16(_ value: UInt16) { bytes.append(UInt8(truncatingIfNeeded: value)); bytes.append(UInt8(truncatingIfNeeded: value >> 8)) }
+    package mutating func u32(_ value: UInt32) { for shift in stride(from: 0, to: 32, by: 8) { bytes.append(UInt8(truncatingIfNeeded: value >> shift)) } }
+    package mutating func u64(_ value: UInt64) { for shift in stride(from: 0, to: 64, by: 8) { bytes.append(UInt8(truncatingIfNeeded: value >> shift)) } }
     package mutating func append(_ other: [UInt8]) { bytes.append(contentsOf: other) }
 }
 
@@ -51,14 +55,24 @@ package enum ZipFormat {
     package static let flagUTF8: UInt16 = 1 << 11
     package static let externalAttributes: UInt32 = 0o100644 << 16   // regular file, rw-r--r--
 
-    /// DOS date and time of midnight on `date` (ZIP's only mandatory timestamp).
+    /// DOS date and time of midnight on `date` (ZIP's only mandatory timestamp). Each field is kept to
+    /// its bits: years 1980-2107, months 1-12, days 1-31.
     package static func dosDateTime(year: Int, month: Int, day: Int) -> (date: UInt16, time: UInt16) {
-        let y = min(max(year, 1980), 2107)
-        return (UInt16((y - 1980) << 9 | month << 5 | day), 0)
+        let y = min(max(year, 1980), 2107) - 1980, m = min(max(month, 1), 12), d = min(max(day, 1), 31)
+        return (UInt16(truncatingIfNeeded: y << 9 | m << 5 | d), 0)
     }
 
+    /// A name's length for its 16-bit field.
+    package static func nameLength(_ name: [UInt8]) throws -> UInt16 {
+        guard let length = UInt16(exactly: name.count) else { throw ZipError.nameTooLong(String(decoding: name, as: UTF8.self)) }
+        return length
+    }
+
+    /// A local header; without `zip64`, sizes of 4 GiB or more throw (`tooLarge`).
     package static func localHeader(name: [UInt8], flags: UInt16, method: UInt16, dos: (date: UInt16, time: UInt16),
-                            crc: UInt32, compressedSize: UInt64, size: UInt64, zip64: Bool) -> [UInt8] {
+                            crc: UInt32, compressedSize: UInt64, size: UInt64, zip64: Bool) throws -> [UInt8] {
+        let nameLength = try nameLength(name)
+        guard zip64 || (compressedSize < max32 && size < max32) else { throw ZipError.tooLarge(String(decoding: name, as: UTF8.self)) }
         var h = HeaderBytes(capacity: 30 + name.count + 20)
         h.u32(0x0403_4B50)
         h.u16(zip64 ? 45 : 20)
@@ -67,9 +81,10 @@ package enum ZipFormat {
         h.u16(dos.time)
         h.u16(dos.date)
         h.u32(crc)
-        h.u32(zip64 ? UInt32(max32) : UInt32(compressedSize))
-        h.u32(zip64 ? UInt32(max32) : UInt32(size))
-        h.u16(UInt16(name.count))
+        // With ZIP64, all ones: the extra field holds the sizes.
+        h.u32(zip64 ? .max : UInt32(clamping: compressedSize))
+        h.u32(zip64 ? .max : UInt32(clamping: size))
+        h.u16(nameLength)
         h.u16(zip64 ? 20 : 0)
         h.append(name)
         if zip64 {
@@ -81,22 +96,33 @@ package enum ZipFormat {
         return h.bytes
     }
 
-    package static func dataDescriptor(crc: UInt32, compressedSize: UInt64, size: UInt64, zip64: Bool) -> [UInt8] {
+    /// A data descriptor; without `zip64`, sizes of 4 GiB or more throw (`tooLarge`, naming `name`).
+    package static func dataDescriptor(name: String, crc: UInt32, compressedSize: UInt64, size: UInt64, zip64: Bool) throws -> [UInt8] {
         var h = HeaderBytes(capacity: 24)
         h.u32(0x0807_4B50)
         h.u32(crc)
-        if zip64 { h.u64(compressedSize); h.u64(size) } else { h.u32(UInt32(compressedSize)); h.u32(UInt32(size)) }
+        if zip64 {
+            h.u64(compressedSize)
+            h.u64(size)
+        } else {
+            guard let compressedSize = UInt32(exactly: compressedSize), let size = UInt32(exactly: size) else {
+                throw ZipError.tooLarge(name)
+            }
+            h.u32(compressedSize)
+            h.u32(size)
+        }
         return h.bytes
     }
 
-    package static func centralHeader(_ r: CentralRecord, dos: (date: UInt16, time: UInt16), forceZIP64: Bool) -> [UInt8] {
+    package static func centralHeader(_ r: CentralRecord, dos: (date: UInt16, time: UInt16), forceZIP64: Bool) throws -> [UInt8] {
+        let nameLength = try nameLength(r.name)
         let bigSize = forceZIP64 || r.size >= max32
         let bigCompressed = forceZIP64 || r.compressedSize >= max32
         let bigOffset = forceZIP64 || r.localHeaderOffset >= max32
         var extra = HeaderBytes(capacity: 28)
         if bigSize || bigCompressed || bigOffset {
             extra.u16(0x0001)
-            extra.u16(UInt16((bigSize ? 8 : 0) + (bigCompressed ? 8 : 0) + (bigOffset ? 8 : 0)))
+            extra.u16((bigSize ? 8 : 0) + (bigCompressed ? 8 : 0) + (bigOffset ? 8 : 0))
             if bigSize { extra.u64(r.size) }
             if bigCompressed { extra.u64(r.compressedSize) }
             if bigOffset { extra.u64(r.localHeaderOffset) }
@@ -111,15 +137,16 @@ package enum ZipFormat {
         h.u16(dos.time)
         h.u16(dos.date)
         h.u32(r.crc)
-        h.u32(bigCompressed ? UInt32(max32) : UInt32(r.compressedSize))
-        h.u32(bigSize ? UInt32(max32) : UInt32(r.size))
-        h.u16(UInt16(r.name.count))
-        h.u16(UInt16(extra.bytes.count))
+        // A value of 4 GiB or more is all ones here; the ZIP64 extra field holds it.
+        h.u32(bigCompressed ? .max : UInt32(clamping: r.compressedSize))
+        h.u32(bigSize ? .max : UInt32(clamping: r.size))
+        h.u16(nameLength)
+        h.u16(UInt16(clamping: extra.bytes.count))     // 0, or 4 + 8 for each of at most 3 values
         h.u16(0)            // comment
         h.u16(0)            // disk number start
         h.u16(0)            // internal attributes
         h.u32(externalAttributes)
-        h.u32(bigOffset ? UInt32(max32) : UInt32(r.localHeaderOffset))
+        h.u32(bigOffset ? .max : UInt32(clamping: r.localHeaderOffset))
         h.append(r.name)
         h.append(extra.bytes)
         return h.bytes
@@ -128,7 +155,8 @@ package enum ZipFormat {
     /// The end records: ZIP64 end record and locator when anything needs them (or forced), then the
     /// classic end of central directory record.
     package static func end(entries: Int, directoryOffset: UInt64, directorySize: UInt64, forceZIP64: Bool) -> [UInt8] {
-        let zip64 = forceZIP64 || UInt64(entries) >= max16 || directoryOffset >= max32 || directorySize >= max32
+        let count = UInt64(clamping: entries)    // a count: never negative
+        let zip64 = forceZIP64 || count >= max16 || directoryOffset >= max32 || directorySize >= max32
         var h = HeaderBytes(capacity: 98)
         if zip64 {
             let recordOffset = directoryOffset + directorySize
@@ -138,8 +166,8 @@ package enum ZipFormat {
             h.u16(45)
             h.u32(0)
             h.u32(0)
-            h.u64(UInt64(entries))
-            h.u64(UInt64(entries))
+            h.u64(count)
+            h.u64(count)
             h.u64(directorySize)
             h.u64(directoryOffset)
             h.u32(0x0706_4B50)
@@ -150,10 +178,11 @@ package enum ZipFormat {
         h.u32(0x0605_4B50)
         h.u16(0)
         h.u16(0)
-        h.u16(zip64 ? UInt16(max16) : UInt16(entries))
-        h.u16(zip64 ? UInt16(max16) : UInt16(entries))
-        h.u32(zip64 ? UInt32(max32) : UInt32(directorySize))
-        h.u32(zip64 ? UInt32(max32) : UInt32(directoryOffset))
+        // With ZIP64, all ones: the ZIP64 end record holds the values.
+        h.u16(zip64 ? .max : UInt16(clamping: count))
+        h.u16(zip64 ? .max : UInt16(clamping: count))
+        h.u32(zip64 ? .max : UInt32(clamping: directorySize))
+        h.u32(zip64 ? .max : UInt32(clamping: directoryOffset))
         h.u16(0)
         return h.bytes
     }

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import CLibZ
+import KioskIntegers
 import NIOCore
 
 /// One file to put in a ZIP archive.
@@ -51,7 +51,7 @@ public struct ZipOptions: Sendable, Hashable {
     public func payingCapacity(_ original: Int, limit: Int) -> Int {
         let allowed = (Double(original) * (1 - minimumSaving)).rounded(.down)
         guard allowed >= 0 else { return 0 }      // also NaN
-        return allowed >= Double(limit) ? limit : Int(allowed)
+        return allowed >= Double(limit) ? limit : Int(exactly: allowed) ?? 0     // whole, in 0..<limit
     }
 }
 
@@ -85,7 +85,8 @@ package final class ZipWriter: @unchecked Sendable {
     /// For the in-memory entry (`addMemory`).
     private let memorySlot: ZipEntrySlot
     /// For streamed entries: chunks read, and deflated output.
-    private lazy var chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
+    private static let chunkSize = 1 << 20
+    private lazy var chunk = UnsafeMutableRawPointer.allocate(byteCount: Self.chunkSize, alignment: 16)
     private lazy var scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 256 << 10, alignment: 16)
     private var streamedUsed = false
     private var records: [CentralRecord] = []
@@ -111,12 +112,11 @@ package final class ZipWriter: @unchecked Sendable {
 
     /// Adds an entry from memory (at most 64 KiB). Blocking.
     package func addMemory(name: String, _ bytes: [UInt8]) throws {
-        guard bytes.count <= memorySlot.input.count else { throw ZipError.tooLarge(name) }
-        bytes.withUnsafeBytes { memorySlot.input.baseAddress!.copyMemory(from: $0.baseAddress!, byteCount: bytes.count) }
+        guard bytes.count <= memorySlot.inputCapacity else { throw ZipError.tooLarge(name) }
+        UnsafeMutableRawBufferPointer(start: memorySlot.input, count: bytes.count).copyBytes(from: bytes)
         memorySlot.size = bytes.count
-        memorySlot.entry = ZipEntry(name: name, source: "", alwaysStore: false)
         memorySlot.load(alwaysStore: false)
-        try addPrepared(memorySlot)
+        try addPrepared(memorySlot, name: name)
     }
 
     /// Adds `entries` in order. Up to two per worker are read and compressed ahead of the writer, each
@@ -127,45 +127,49 @@ package final class ZipWriter: @unchecked Sendable {
         let workers = max(1, min(options.workers ?? System.coreCount, 8, entries.count))
         let window = min(2 * workers, entries.count)
         let slots = try (0..<window).map { _ in try ZipEntrySlot(options: options) }
-        var preparing: [Task<Void, Never>] = []
-        func prepare(_ index: Int) -> Task<Void, Never> {
+        var preparing: [Task<ZipEntrySlot.Prepared, Never>] = []
+        func prepare(_ index: Int) -> Task<ZipEntrySlot.Prepared, Never> {
             let slot = slots[index % window]
-            slot.entry = entries[index]
+            let entry = entries[index]
             return Task {
-                do { try await executor.run { slot.prepare() } } catch { slot.failure = error }
+                do { return try await executor.run { slot.prepare(entry) } } catch { return .failed(error) }
             }
         }
         preparing = (0..<window).map(prepare)
         do {
             for index in entries.indices {
                 let position = index % window
-                await preparing[position].value
+                let prepared = await preparing[position].value
                 let slot = slots[position]
                 try await executor.run { [self] in
                     readAhead.hint(entries, writing: index)
-                    defer { slot.source = nil }
-                    if let error = slot.failure { throw error }
-                    if slot.streamed { try addStreamed(slot.entry!, source: slot.source!) } else { try addPrepared(slot) }
+                    switch prepared {
+                    case .whole(let entry): try addPrepared(slot, name: entry.name)
+                    case .streamed(let entry, let source): try addStreamed(entry, source: source)
+                    case .failed(let error): throw error
+                    }
                 }
                 if index + window < entries.count { preparing[position] = prepare(index + window) }
             }
         } catch {
-            for task in preparing { await task.value }   // no job keeps using a slot after this returns
+            for task in preparing { _ = await task.value }   // no job keeps using a slot after this returns
             throw error
         }
     }
 
-    /// An entry read whole: CRC and sizes are known before its header is written.
-    private func addPrepared(_ slot: ZipEntrySlot) throws {
-        let name = Array(slot.entry!.name.utf8)
+    /// An entry read whole (into `slot`, as `name`): CRC and sizes are known before its header is written.
+    private func addPrepared(_ slot: ZipEntrySlot, name entryName: String) throws {
+        let name = Array(entryName.utf8)
         let body = slot.body
         let method: UInt16 = slot.packedCount == nil ? 0 : 8
+        // Byte counts, never negative.
         let record = CentralRecord(name: name, method: method, flags: 0, crc: slot.crc,
-                                   compressedSize: UInt64(body.count), size: UInt64(slot.size),
+                                   compressedSize: UInt64(clamping: body.count), size: UInt64(clamping: slot.size),
                                    localHeaderOffset: output.offset)
+        let zip64 = options.forceZIP64 || record.size >= ZipFormat.max32 || record.compressedSize >= ZipFormat.max32
         try output.append(ZipFormat.localHeader(name: name, flags: 0, method: method, dos: dos, crc: slot.crc,
                                                 compressedSize: record.compressedSize, size: record.size,
-                                                zip64: options.forceZIP64))
+                                                zip64: zip64))
         try output.append(body)
         records.append(record)
         if method == 8 { deflated += 1 } else { stored += 1 }
@@ -174,18 +178,19 @@ package final class ZipWriter: @unchecked Sendable {
     /// A large entry streamed in chunks: header with a data-descriptor flag, data, then the descriptor.
     private func addStreamed(_ entry: ZipEntry, source: OpenFile) throws {
         streamedUsed = true
-        let size = UInt64(try source.status().st_size)
+        let length = Int64(widening: try source.status().st_size)
+        guard let size = UInt64(exactly: length) else { throw ZipError.outOfRange("the size \(length) of \(entry.source)") }
         let name = Array(entry.name.utf8)
         let deflater = try Deflater(level: options.compressionLevel)
         var method: UInt16 = 0
         if !entry.alwaysStore && options.minimumSaving < 1 {
-            let probe = min(Int(size), options.probeBytes, chunk.count)
-            let read = try source.read(into: chunk.baseAddress!, count: probe, at: 0)
+            let probe = min(Int(widening: length), options.probeBytes, Self.chunkSize)
+            let read = try source.read(into: chunk, count: probe, at: 0)
             guard read == probe else { throw ZipError.changed(entry.source) }
-            let bound = deflater.bound(probe)
-            let probeOutput = UnsafeMutableRawBufferPointer.allocate(byteCount: bound, alignment: 16)
+            let bound = try deflater.bound(probe)
+            let probeOutput = UnsafeMutableRawPointer.allocate(byteCount: bound, alignment: 16)
             defer { probeOutput.deallocate() }
-            let probeSize = try deflater.compressAll(chunk.baseAddress!, count: probe, into: probeOutput.baseAddress!, capacity: bound)
+            let probeSize = try deflater.compressAll(chunk, count: probe, into: probeOutput, capacity: bound)
             if options.pays(probe, probeSize) { method = 8 }
         }
         let zip64 = options.forceZIP64 || size > 0xFF00_0000
@@ -194,28 +199,27 @@ package final class ZipWriter: @unchecked Sendable {
         try output.append(ZipFormat.localHeader(name: name, flags: flags, method: method, dos: dos, crc: 0,
                                                 compressedSize: 0, size: 0, zip64: zip64))
         let start = output.offset
-        var crc: uLong = 0
-        var done: UInt64 = 0
+        var crc: UInt32 = 0
+        var done: Int64 = 0
         if method == 8 { deflater.reset() }
-        while done < size {
-            let want = Int(min(UInt64(chunk.count), size - done))
-            let read = try source.read(into: chunk.baseAddress!, count: want, at: Int64(done))
+        while done < length {
+            let want = Int(widening: min(Int64(widening: Self.chunkSize), length - done))
+            let read = try source.read(into: chunk, count: want, at: done)
             guard read == want else { throw ZipError.changed(entry.source) }
-            crc = crc32(crc, chunk.baseAddress!.assumingMemoryBound(to: Bytef.self), uInt(read))
-            done += UInt64(read)
-            let piece = UnsafeRawBufferPointer(rebasing: chunk[0..<read])
+            crc = WholeDeflater.crc32(chunk, count: read, continuing: crc)
+            done += Int64(widening: read)
             if method == 8 {
-                try deflater.compress(piece.baseAddress!, count: read, finish: done == size, scratch: scratch) {
+                try deflater.compress(chunk, count: read, finish: done == length, scratch: scratch) {
                     try output.append($0)
                 }
             } else {
-                try output.append(piece)
+                try output.append(UnsafeRawBufferPointer(start: chunk, count: read))
             }
         }
         let compressed = output.offset - start
         guard zip64 || compressed < ZipFormat.max32 else { throw ZipError.tooLarge(entry.name) }
-        try output.append(ZipFormat.dataDescriptor(crc: UInt32(crc), compressedSize: compressed, size: size, zip64: zip64))
-        records.append(CentralRecord(name: name, method: method, flags: flags, crc: UInt32(crc),
+        try output.append(ZipFormat.dataDescriptor(name: entry.name, crc: crc, compressedSize: compressed, size: size, zip64: zip64))
+        records.append(CentralRecord(name: name, method: method, flags: flags, crc: crc,
                                      compressedSize: compressed, size: size, localHeaderOffset: offset))
         if method == 8 { deflated += 1 } else { stored += 1 }
     }
@@ -224,12 +228,12 @@ package final class ZipWriter: @unchecked Sendable {
     package func finish() throws -> WrittenZip {
         let directoryOffset = output.offset
         for record in records {
-            try output.append(ZipFormat.centralHeader(record, dos: dos, forceZIP64: options.forceZIP64))
+            try output.append(try ZipFormat.centralHeader(record, dos: dos, forceZIP64: options.forceZIP64))
         }
         let directorySize = output.offset - directoryOffset
         try output.append(ZipFormat.end(entries: records.count, directoryOffset: directoryOffset,
                                         directorySize: directorySize, forceZIP64: options.forceZIP64))
-        let size = Int64(output.offset)
+        guard let size = Int64(exactly: output.offset) else { throw ZipError.outOfRange("an archive of \(output.offset) bytes") }
         let sha = try output.finish()
         return WrittenZip(size: size, sha256: sha, storedEntries: stored, deflatedEntries: deflated)
     }
@@ -249,7 +253,7 @@ package final class ZipWriter: @unchecked Sendable {
             if index > 0 { writtenBytes += sizes[index - 1] }
             while hinted < entries.count, hintedBytes - writtenBytes < Self.limit {
                 if let file = try? FS.open(entries[hinted].source, O_RDONLY | O_NOFOLLOW) {
-                    sizes[hinted] = Int64((try? file.status().st_size) ?? 0)
+                    sizes[hinted] = (try? file.status()).map { Int64(widening: $0.st_size) } ?? 0
                     file.willNeed()
                 }
                 hintedBytes += sizes[hinted]
@@ -261,29 +265,36 @@ package final class ZipWriter: @unchecked Sendable {
 
 /// The buffers and results of one entry read whole, checksummed and (maybe) compressed.
 ///
-/// Handed over explicitly: a job on the executor fills it (`prepare()`), then, after that job is awaited,
+/// Handed over explicitly: a job on the executor fills it (`prepare(_:)`), then, after that job is awaited,
 /// the writer reads it. Never touched by two threads at once.
 final class ZipEntrySlot: @unchecked Sendable {
-    let input: UnsafeMutableRawBufferPointer
-    let packed: UnsafeMutableRawBufferPointer
+    /// What `prepare(_:)` made of an entry.
+    enum Prepared: Sendable {
+        /// Read whole into the slot.
+        case whole(ZipEntry)
+        /// Too large for memory: the writer streams it from `source`.
+        case streamed(ZipEntry, source: OpenFile)
+        case failed(any Error)
+    }
+
+    let input: UnsafeMutableRawPointer
+    let inputCapacity: Int
+    let packed: UnsafeMutableRawPointer
+    let packedCapacity: Int
     let options: ZipOptions
     let deflater: WholeDeflater
-    var entry: ZipEntry?
-    var source: OpenFile?
     // Results.
     var size = 0
     var crc: UInt32 = 0
     var packedCount: Int?
-    /// Too large for memory: the writer streams it.
-    var streamed = false
-    var failure: (any Error)?
 
     init(options: ZipOptions) throws {
         self.options = options
         deflater = try WholeDeflater(level: options.compressionLevel)
-        let limit = max(options.bufferLimit, 64 << 10)
-        input = .allocate(byteCount: limit, alignment: 16)
-        packed = .allocate(byteCount: WholeDeflater.bound(limit), alignment: 16)
+        inputCapacity = max(options.bufferLimit, 64 << 10)
+        packedCapacity = WholeDeflater.bound(inputCapacity)
+        input = .allocate(byteCount: inputCapacity, alignment: 16)
+        packed = .allocate(byteCount: packedCapacity, alignment: 16)
     }
 
     deinit {
@@ -292,37 +303,33 @@ final class ZipEntrySlot: @unchecked Sendable {
     }
 
     var body: UnsafeRawBufferPointer {
-        packedCount.map { UnsafeRawBufferPointer(rebasing: packed[0..<$0]) } ?? UnsafeRawBufferPointer(rebasing: input[0..<size])
+        packedCount.map { UnsafeRawBufferPointer(start: packed, count: $0) } ?? UnsafeRawBufferPointer(start: input, count: size)
     }
 
-    /// Reads the entry's file and decides how to store it. Errors are kept for the writer. Blocking.
-    func prepare() {
-        failure = nil
-        streamed = false
+    /// Reads `entry`'s file and decides how to store it. Errors are kept for the writer. Blocking.
+    func prepare(_ entry: ZipEntry) -> Prepared {
         packedCount = nil
-        source = nil
-        guard let entry else { return }
         do {
             let file = try FS.open(entry.source, O_RDONLY | O_NOFOLLOW)
-            source = file
-            let length = Int64(try file.status().st_size)
-            guard length <= Int64(input.count) else { streamed = true; return }
-            size = Int(length)
-            guard try file.read(into: input.baseAddress!, count: size, at: 0) == size else { throw ZipError.changed(entry.source) }
+            let length = Int64(widening: try file.status().st_size)
+            guard length <= Int64(widening: inputCapacity) else { return .streamed(entry, source: file) }
+            size = Int(widening: length)
+            guard try file.read(into: input, count: size, at: 0) == size else { throw ZipError.changed(entry.source) }
             load(alwaysStore: entry.alwaysStore)
+            return .whole(entry)
         } catch {
-            failure = error
+            return .failed(error)
         }
     }
 
     /// Checksums and compresses the first `size` bytes of `input`: deflated into at most the size
     /// that pays, or stored when the result would be larger.
     func load(alwaysStore: Bool) {
-        crc = WholeDeflater.crc32(input.baseAddress!, count: size)
+        crc = WholeDeflater.crc32(input, count: size)
         packedCount = nil
         guard !alwaysStore, size > 0, options.minimumSaving < 1 else { return }
-        let capacity = options.payingCapacity(size, limit: packed.count)
+        let capacity = options.payingCapacity(size, limit: packedCapacity)
         guard capacity > 0 else { return }
-        packedCount = deflater.compress(input.baseAddress!, count: size, into: packed.baseAddress!, capacity: capacity)
+        packedCount = deflater.compress(input, count: size, into: packed, capacity: capacity)
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import KioskEditions
+import KioskIntegers
 import KioskModels
 import Logging
 import NIOCore

@@ -1,3 +1,4 @@
+import KioskIntegers
 import KioskModels
 import KioskConfig
 import KioskFiles

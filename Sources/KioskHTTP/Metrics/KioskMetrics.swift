@@ -1,4 +1,5 @@
 import KioskEditions
+import KioskIntegers
 import KioskRPC
 import NIOConcurrencyHelpers
 import Prometheus

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import KioskEditions
+import KioskIntegers
 import KioskModels
 import Logging
 import NIOCore

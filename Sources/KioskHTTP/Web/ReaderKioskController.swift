@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import KioskIntegers
 import KioskModels
 import KioskRPC
 

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import Hummingbird
+import KioskIntegers
 import KioskModels
 
 /// Signed-in people of the web pages (readers of `/web`, operators of `/admin`): a session cookie that

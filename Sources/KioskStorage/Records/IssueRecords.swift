@@ -1,4 +1,5 @@
 import GRDB
+import KioskIntegers
 import KioskModels
 
 /// A row of `issues`: one issue of an edition, visible while `withdrawnAt` is nil.

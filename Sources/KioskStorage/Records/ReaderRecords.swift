@@ -1,4 +1,5 @@
 import GRDB
+import KioskIntegers
 import KioskModels
 
 /// A row of `users`: a subscriber account.

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import KioskConfig
+import KioskIntegers
 import KioskModels
 
 /// The console's accounts page (`/admin/accounts`, operators only): API clients, publishers and operators

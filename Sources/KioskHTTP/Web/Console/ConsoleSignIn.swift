@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import KioskConfig
+import KioskIntegers
 import KioskModels
 
 /// The console's sign-in: a form whose CSRF token is bound to a nonce cookie, the stored operators'

@@ -44,6 +44,11 @@ extension UInt64 {
     @inlinable package init(widening value: UInt) { self.init(truncatingIfNeeded: value) }
 }
 
+extension UInt16 {
+    @inlinable package init(widening value: UInt8) { self.init(truncatingIfNeeded: value) }
+    @inlinable package init(widening value: UInt16) { self.init(truncatingIfNeeded: value) }
+}
+
 extension UInt32 {
     @inlinable package init(widening value: UInt8) { self.init(truncatingIfNeeded: value) }
     @inlinable package init(widening value: UInt16) { self.init(truncatingIfNeeded: value) }
