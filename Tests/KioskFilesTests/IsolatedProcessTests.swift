@@ -51,6 +51,18 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: dir + "/core"))
     }
 
+    /// A wall limit that is not a number (or infinite) leaves the child to finish: the wait's poll timeout
+    /// is capped at a minute instead of converting NaN to milliseconds.
+    @Test func aWallLimitThatIsNotANumberWaitsForTheChild() async throws {
+        for seconds in [Double.nan, .infinity] {
+            let dir = folder()
+            defer { try? FS.removeTree(dir) }
+            let outcome = try await isolated("sh", ["-c", "sleep 0.2; echo done"], in: dir, limits: ChildLimits(wallSeconds: seconds))
+            #expect(outcome.succeeded, "wall limit \(seconds)")
+            #expect(output(dir) == "done\n")
+        }
+    }
+
     @Test func aMissingProgramOrFolderIsAnErrorNotAChild() async throws {
         let dir = folder()
         defer { try? FS.removeTree(dir) }
