@@ -154,7 +154,7 @@ let package = Package(
         .target(
             name: "KioskWiring",
             dependencies: [
-                "XMLRPC", "KioskModels", "KioskIntegers", "KioskStorage", "KioskPostgres", "KioskEditions", "KioskRPC", "KioskConfig", "KioskHTTP",
+                "XMLRPC", "KioskModels", "KioskIntegers", "KioskStorage", "KioskPostgres", "KioskEditions", "KioskRPC", "KioskConfig", "KioskHTTP", "CSystemCalls",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),

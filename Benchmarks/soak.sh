@@ -7,14 +7,14 @@
 #
 #   Benchmarks/soak.sh [MINUTES]     # needs wrk, python3 and the data set (peer_comparison.sh makes it)
 #
-# Environment: DATA (default .bench-data), PORT (default 8781).
+# Environment: DATA (default .bench-data), PORT (default 8781), KIOSK_SOAK_BIN (the server; default: built here).
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 MINUTES="${1:-10}"
 DATA="${DATA:-$ROOT/.bench-data}"
 PORT="${PORT:-8781}"
 source "$ROOT/Benchmarks/release.sh"
-BIN="$(release_binary PeerBenchServer)"
+BIN="${KIOSK_SOAK_BIN:-$(release_binary PeerBenchServer)}"   # KIOSK_SOAK_BIN: a server built elsewhere
 [ -f "$DATA/dataset.json" ] || { echo "no data set in $DATA (run Benchmarks/peer_comparison.sh once)" >&2; exit 1; }
 WORK="$(mktemp -d)"
 PIDS=()

@@ -193,3 +193,11 @@ static inline int kiosk_ofd_lock(int fd, short type, off_t start, bool wait) {
     struct flock lock = { .l_type = type, .l_whence = SEEK_SET, .l_start = start, .l_len = 1, .l_pid = 0 };
     return fcntl(fd, wait ? F_OFD_SETLKW : F_OFD_SETLK, &lock);
 }
+
+// glibc's allocator tuning (`MemoryArenas`): the most arenas, as mallopt(M_ARENA_MAX, n). 1 on success.
+#ifdef __GLIBC__
+#include <malloc.h>
+static inline int kiosk_limit_malloc_arenas(int arenas) {
+    return mallopt(M_ARENA_MAX, arenas);
+}
+#endif

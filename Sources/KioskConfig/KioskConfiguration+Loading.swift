@@ -45,6 +45,10 @@ extension KioskConfiguration {
         try validateRPCPaths(fail)
         guard limits.maxBodyBytes >= 1024 else { throw fail("limits.max_body_bytes", "must be at least 1024") }
         guard limits.answerCacheBytes >= 0 else { throw fail("limits.answer_cache_bytes", "must be 0 (off) or more") }
+        guard (0...1_000_000).contains(limits.searchesPerMinute) else {
+            throw fail("limits.searches_per_minute", "must be 0 (no limit) to 1000000")
+        }
+        guard (1...1_000_000).contains(limits.searchBurst) else { throw fail("limits.search_burst", "must be 1 to 1000000") }
         for (key, value) in [("pdf.small_image", pdf.smallImage), ("pdf.large_image", pdf.largeImage)]
             where PDF.pixels(value) == nil {
             throw fail(key, "must be WIDTHxHEIGHT in pixels, each 16-10000, e.g. 1200x1600; got \"\(value)\"")

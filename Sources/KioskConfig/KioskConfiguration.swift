@@ -77,6 +77,7 @@ package struct KioskConfiguration: Codable, Sendable, Equatable {
             case maxBodyBytes = "max_body_bytes", maxUploadBytes = "max_upload_bytes"
             case databaseBusyTimeoutSeconds = "database_busy_timeout_seconds"
             case answerCacheBytes = "answer_cache_bytes"
+            case searchesPerMinute = "searches_per_minute", searchBurst = "search_burst"
         }
 
         package var maxBodyBytes = 1 << 20
@@ -85,6 +86,10 @@ package struct KioskConfiguration: Codable, Sendable, Equatable {
         /// Memory for catalogue answers kept between calls (`AnswerCache`, three quarters) and for the catalogue
         /// reads of `getEdicio` (`CatalogueMemo`, a quarter); 0: none kept.
         package var answerCacheBytes = 64 << 20
+        /// Searches (`cercar`, the web kiosk's search) one client may make a minute after `searchBurst`
+        /// at once (`SearchBudget`); 0: no limit. A reload starts every client's budget afresh.
+        package var searchesPerMinute = 60
+        package var searchBurst = 20
     }
 
     /// Publishing from PDFs alone: the images made of each page and the limits every tool runs under.

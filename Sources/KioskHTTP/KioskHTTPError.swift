@@ -81,6 +81,7 @@ public struct KioskHTTPError: HTTPResponseError {
         case .notEntitled, .invalidIdentity, .wrongCredentials, .tooManySignInAttempts: .forbidden
         case .unknownApp, .editionNotOffered, .noPublishedIssue: .notFound
         case .invalidArgument: .badRequest
+        case .tooManySearches: .tooManyRequests
         }
     }
 

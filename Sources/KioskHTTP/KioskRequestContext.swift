@@ -1,5 +1,6 @@
 import HTTPTypes
 import Hummingbird
+import KioskModels
 import KioskRPC
 import Logging
 import NIOCore
@@ -45,7 +46,7 @@ package struct RuntimeMiddleware: RouterMiddleware {
                 next: (Request, Context) async throws -> Response) async throws -> Response {
         var context = context
         context.runtime = current.runtime
-        return try await PasswordHashing.$client.withValue(Self.client(of: request, peer: context.remoteAddress)) {
+        return try await RequestClient.$address.withValue(Self.client(of: request, peer: context.remoteAddress)) {
             try await next(request, context)
         }
     }

@@ -26,8 +26,12 @@ public enum SightingOutcome: Sendable, Hashable {
 /// per call and go on while the database refuses writes.
 ///
 /// The memory is one entry per key seen today, dropped when the day changes or after `capacity`
-/// entries (then a key may be written again, which the primary key makes harmless). A failed write is
-/// forgotten, so the key's next call tries again; a crash loses at most the sightings not yet written.
+/// entries (then a key may be written again, which the primary key makes harmless). An entry is a 64-bit
+/// digest of the sighting (`Hasher`, seeded per process), not the sighting: 8 bytes a bucket, at most
+/// ~8 MiB at `capacity`, where the sightings themselves (a 43-character key in a heap string each) would
+/// cost ~130 bytes an entry, ~65 MiB. Two sightings with the same digest (a chance of about 1 in 10^8 at
+/// `capacity`) count as one that day. A failed write is forgotten, so the key's next call tries again;
+/// a crash loses at most the sightings not yet written.
 ///
 /// The listings take any `idenkey`, so one client could add rows without end: each app records at most
 /// `perAppDayLimit` distinct keys a day in this process; the rest are answered `overLimit` (and counted
@@ -42,7 +46,8 @@ public final class ActivityLog: @unchecked Sendable {
     private let write: @Sendable ([IdentitySighting]) async throws -> Void
     private let lock = NSLock()
     private var day: Int64 = 0
-    private var seen = Set<IdentitySighting>()
+    /// Digests of the sightings queued or written today (`digest`).
+    private var seen = Set<UInt64>()
     /// Keys queued today per app (bounded by the apps that exist: a sighting comes from a known app).
     private var queuedToday: [String: Int] = [:]
     private var pending: [IdentitySighting] = []
@@ -62,9 +67,10 @@ public final class ActivityLog: @unchecked Sendable {
             } else if seen.count >= Self.capacity {
                 seen.removeAll()
             }
-            guard pending.count < Self.maxPending, !seen.contains(entry) else { return (.known, false) }
+            let digest = Self.digest(entry)
+            guard pending.count < Self.maxPending, !seen.contains(digest) else { return (.known, false) }
             guard queuedToday[entry.appKey, default: 0] < Self.perAppDayLimit else { return (.overLimit, false) }
-            seen.insert(entry)
+            seen.insert(digest)
             queuedToday[entry.appKey, default: 0] += 1
             pending.append(entry)
             let idle = !writing
@@ -73,6 +79,11 @@ public final class ActivityLog: @unchecked Sendable {
         }
         if startWriter { Task { await self.writePending() } }
         return outcome
+    }
+
+    /// What `seen` keeps of a sighting: its 64-bit hash.
+    private static func digest(_ entry: IdentitySighting) -> UInt64 {
+        UInt64(truncatingIfNeeded: entry.hashValue)
     }
 
     private func writePending() async {
@@ -87,7 +98,7 @@ public final class ActivityLog: @unchecked Sendable {
             do {
                 try await write(batch)
             } catch {
-                lock.withLock { for entry in batch { seen.remove(entry) } }
+                lock.withLock { for entry in batch { seen.remove(Self.digest(entry)) } }
             }
         }
     }

@@ -9,12 +9,15 @@ public struct KioskService: Sendable {
     public let clock: any KioskClock
     /// The catalogue reads `getEdicio` makes, kept under the catalogue version.
     public let catalogueMemo: CatalogueMemo
+    /// How often each client (`RequestClient.address`) may search.
+    public let searchBudget: SearchBudget
 
     public init(store: any KioskStore, identityKeys: IdentityKeyIssuer, passwords: any PasswordHasher,
-                signInPolicy: SignInPolicy, clock: any KioskClock = SystemClock(), catalogueMemo: CatalogueMemo = CatalogueMemo(byteLimit: 0)) {
+                signInPolicy: SignInPolicy, clock: any KioskClock = SystemClock(), catalogueMemo: CatalogueMemo = CatalogueMemo(byteLimit: 0),
+                searchBudget: SearchBudget = .unlimited) {
         self.store = store; self.identityKeys = identityKeys; self.passwords = passwords
         self.signInPolicy = signInPolicy; self.clock = clock
-        self.catalogueMemo = catalogueMemo
+        self.catalogueMemo = catalogueMemo; self.searchBudget = searchBudget
     }
 
     // MARK: Catalogue
@@ -56,7 +59,8 @@ public struct KioskService: Sendable {
     /// whose text matches `text`, newest first. Only hits on issues the searcher may open (a free line,
     /// or a subscription covering the issue's date) carry an excerpt; the others keep edition, date and
     /// page with an empty one, so searching never reveals paid text. A text the query language cannot
-    /// use is `KioskError.invalidArgument` naming `text`.
+    /// use is `KioskError.invalidArgument` naming `text`; a client over its `searchBudget` gets
+    /// `KioskError.tooManySearches`.
     public func search(appKey: String, by searcher: Searcher, text: String, editionID: Int?,
                        from: IssueDate?, through: IssueDate?, limit: Int) async throws -> [SearchResult] {
         let query: SearchQuery
@@ -64,6 +68,9 @@ public struct KioskService: Sendable {
             query = try SearchQuery(parsing: text)
         } catch {
             throw KioskError.invalidArgument(parameter: "text", problem: error.description)
+        }
+        if let wait = searchBudget.take(client: RequestClient.address, now: Double(clock.now)) {
+            throw KioskError.tooManySearches(retryAfterSeconds: wait)
         }
         let offered: [OfferedEdition]
         if let editionID {

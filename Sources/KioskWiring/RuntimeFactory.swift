@@ -34,7 +34,8 @@ struct RuntimeFactory: Sendable {
             store: instrumented, identityKeys: IdentityKeyIssuer(secret: secrets.identityKey), passwords: passwords,
             signInPolicy: SignInPolicy(maxFailures: configuration.signIn.maxFailures,
                                        windowSeconds: configuration.signIn.windowSeconds),
-            clock: clock, catalogueMemo: CatalogueMemo(byteLimit: configuration.limits.answerCacheBytes / 4, observe: observeMemo))
+            clock: clock, catalogueMemo: CatalogueMemo(byteLimit: configuration.limits.answerCacheBytes / 4, observe: observeMemo),
+            searchBudget: SearchBudget(burst: configuration.limits.searchBurst, perMinute: configuration.limits.searchesPerMinute))
         let links = editions.links(configuration, secrets: secrets)
         var delivery = FileDelivery(directory: editions.directory, links: links)
         delivery.clock = clock

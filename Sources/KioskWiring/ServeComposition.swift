@@ -32,6 +32,7 @@ public struct ServeComposition: Sendable {
     }
 
     public func run() async throws {
+        MemoryArenas.limitToProcessors()
         var configuration = try source.load()
         if let host { configuration.server.host = host }
         if let port { configuration.server.port = port }

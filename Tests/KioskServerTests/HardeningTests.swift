@@ -130,6 +130,49 @@ import Testing
         }
     }
 
+    @Test func eachClientHasASearchBudgetOverWhichCercarFaultsAndTheWebAnswers429() async throws {
+        let kiosk = try await SearchMethodTests.searchKiosk {
+            $0.limits.searchBurst = 3
+            $0.limits.searchesPerMinute = 60
+        }
+        let result = try await kiosk.withServer { port in
+            try await python(port, """
+                import urllib.request
+                search = lambda: fault(lambda: p.epquiosc.cercar("quiosc", "", "girona", "", "", "", 5))
+                def proxied(address):
+                    body = xmlrpc.client.dumps(("quiosc", "", "girona", "", "", "", 5), "epquiosc.cercar").encode()
+                    request = urllib.request.Request("http://127.0.0.1:\(port)/RPC2", data=body,
+                                                     headers={"Content-Type": "text/xml", "X-Forwarded-For": address})
+                    try:
+                        xmlrpc.client.loads(urllib.request.urlopen(request).read())
+                        return None
+                    except xmlrpc.client.Fault as f:
+                        return f.faultCode
+                result = {"first": [search() for _ in range(3)], "over": search(),
+                          "other": [proxied("203.0.113.9") for _ in range(3)], "otherOver": proxied("203.0.113.9")}
+                """)
+        }.value as! [String: Any]
+        #expect((result["first"] as? [Any?])?.allSatisfy { $0 == nil || $0 is NSNull } == true, "the burst is answered: \(result)")
+        let over = result["over"] as? [String: Any]
+        #expect(over?["faultCode"] as? Int == 8)
+        #expect((over?["faultString"] as? String)?.contains("try again in 1 seconds") == true, "\(String(describing: over))")
+        #expect((result["other"] as? [Any?])?.allSatisfy { $0 == nil || $0 is NSNull } == true, "another client has its own budget")
+        #expect(result["otherOver"] as? Int == 8)
+
+        try await ReaderWebKioskTests.app(kiosk).test(.router) { client in
+            for _ in 0..<3 {
+                #expect(try await client.execute(uri: "/web/quiosc/cerca?q=girona", method: .get).status == .ok)
+            }
+            let refused = try await client.execute(uri: "/web/quiosc/cerca?q=girona", method: .get)
+            #expect(refused.status == .tooManyRequests)
+            #expect(refused.headers[.retryAfter] == "1")
+            #expect(ReaderWebKioskTests.text(refused).contains("Massa cerques"))
+            kiosk.clock.advance(1)
+            #expect(try await client.execute(uri: "/web/quiosc/cerca?q=girona", method: .get).status == .ok, "refilled a second later")
+            #expect(try await client.execute(uri: "/web/quiosc/cerca?q=girona", method: .get).status == .tooManyRequests)
+        }
+    }
+
     // MARK: Sessions
 
     @Test func aReaderSignOutEndsTheSessionEvenForACopiedCookie() async throws {

@@ -11,8 +11,8 @@ import KioskTestSupport
 @Suite struct SearchMethodTests {
     /// Edition 1 on 2025-05-30 and 2025-05-31 (12 pages each), edition 8 on 2025-05-25; a word printed
     /// only on page 7 of edition 1's 2025-05-31 issue ("hidroavió").
-    static func searchKiosk() async throws -> TestKiosk {
-        let kiosk = try await TestKiosk()
+    static func searchKiosk(_ adjust: (inout KioskConfiguration) -> Void = { _ in }) async throws -> TestKiosk {
+        let kiosk = try await TestKiosk(adjust)
         func publish(_ edition: Int, _ date: String, _ text: (Int) -> String) async throws {
             var pages = IssueFolders.smallPages(12)
             for index in pages.indices { pages[index].text = text(pages[index].number) }

@@ -11,7 +11,7 @@ import KioskFiles
 /// That executor has half the processors' threads (at least one), and jobs wait for a thread in arrival
 /// order. A check never waits behind disk work queued on the blocking executor: a publish's fsyncs do not
 /// delay a sign-in. And one flood cannot fill that queue: each username, and each client
-/// (`PasswordHashing.client`, set per request), has at most a few checks waiting or running
+/// (`RequestClient.address`, set per request), has at most a few checks waiting or running
 /// (`CheckAdmission`); more are refused at once as too many attempts, so other readers wait at most a
 /// few checks' time behind a flood.
 package struct PasswordHashing: PasswordHasher {
@@ -26,9 +26,6 @@ package struct PasswordHashing: PasswordHasher {
     /// (the CLI, the metrics scrape); a server's runtime has one of its own (`RuntimeFactory`).
     package static let admission = CheckAdmission(perUsername: 2, perClient: 4)
 
-    /// The client a request's checks are for (its address), set by `RuntimeMiddleware` for every request.
-    @TaskLocal package static var client: String = ""
-
     package init(executor: BlockingExecutor = PasswordHashing.executor, admission: CheckAdmission = PasswordHashing.admission) {
         self.executor = executor
         self.admission = admission
@@ -36,7 +33,7 @@ package struct PasswordHashing: PasswordHasher {
 
     package func verify(_ password: String, against hash: String?, username: String) async throws -> Bool {
         let stored = hash.flatMap(StoredPasswordHash.init)
-        guard let ticket = admission.admit(username: username, client: Self.client) else {
+        guard let ticket = admission.admit(username: username, client: RequestClient.address) else {
             throw KioskError.tooManySignInAttempts(retryAfterSeconds: 1)
         }
         defer { admission.release(ticket) }

@@ -41,11 +41,22 @@ package struct ReaderKioskController {
                 return page.response(.ok, template: name, title: title, content: content)
             } catch let error as KioskError {
                 let status = KioskHTTPError.webStatus(for: error)
-                let heading = page.text[status == .forbidden ? "not_entitled" : status == .badRequest ? "bad_request" : "not_found"] ?? ""
-                var hint = status == .forbidden ? page.text["not_entitled_hint"] : nil
-                if case .invalidArgument(let parameter, let problem) = error { hint = "\(parameter): \(problem)" }
-                return page.response(status, template: "message", title: heading,
-                                     content: MessageView(heading: heading, hint: hint, base: page.base))
+                let key = switch status {
+                case .forbidden: "not_entitled"
+                case .badRequest: "bad_request"
+                case .tooManyRequests: "too_many_searches"
+                default: "not_found"
+                }
+                let heading = page.text[key] ?? ""
+                let hint: String? = switch error {
+                case .invalidArgument(let parameter, let problem): "\(parameter): \(problem)"
+                case .tooManySearches(let seconds): "\(page.text["try_again_in"] ?? "") \(seconds) s"
+                default: status == .forbidden ? page.text["not_entitled_hint"] : nil
+                }
+                var response = page.response(status, template: "message", title: heading,
+                                             content: MessageView(heading: heading, hint: hint, base: page.base))
+                if case .tooManySearches(let seconds) = error { response.headers[.retryAfter] = String(seconds) }
+                return response
             }
         }
     }
