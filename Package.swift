@@ -172,7 +172,7 @@ let package = Package(
         .executableTarget(
             name: "KioskServer",
             dependencies: [
-                "KioskModels", "KioskStorage", "KioskPostgres", "KioskFiles", "KioskEditions", "KioskConfig", "KioskHTTP", "KioskWiring",
+                "KioskModels", "KioskStorage", "KioskPostgres", "KioskFiles", "KioskEditions", "KioskConfig", "KioskHTTP", "KioskWiring", "KioskIntegers",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -44,7 +44,7 @@ public final class SearchBudget: @unchecked Sendable {
             bucket.at = now
             guard bucket.tokens >= 1 else {
                 buckets[client] = bucket
-                return max(1, Int(((1 - bucket.tokens) / rate).rounded(.up)))
+                return max(1, Int(exactly: ((1 - bucket.tokens) / rate).rounded(.up)) ?? 60)
             }
             bucket.tokens -= 1
             buckets[client] = bucket

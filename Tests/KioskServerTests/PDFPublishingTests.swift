@@ -140,6 +140,45 @@ import Testing
 
     /// With `Accept: application/x-ndjson` the upload's answer streams the server's progress (rendering
     /// in pages first, then the publish's phases) and ends with the outcome, a success or a refusal.
+    @Test func theCLIPublishesTheArchiveOrPDFFileThatPUTTakes() async throws {
+        let directory = temporaryDirectory()
+        let config = try writeTestConfiguration(in: directory)
+        func publish(_ date: String, _ path: String) async throws -> (status: Int32, output: String, errors: String) {
+            try await ServerProcess.run(["publish", "--config", config, "--edition", "8", "--date", date, path],
+                                        environment: Self.environment)
+        }
+        // The issue as one PDF file.
+        let single = directory.path + "/Outlined.PDF"
+        _ = FileManager.default.createFile(atPath: single, contents: Data(TestPDFs.make(
+            texts: ["Portada", "Politica", "Esports"], outline: [("Portada", 1), ("Esports", 3)])))
+        let pdf = try await publish("2025-06-28", single)
+        #expect(pdf.status == 0, "\(pdf.errors)")
+        #expect(pdf.output.contains("rendered 3 pages from 1 PDF (sections from outline)"), "\(pdf.output)")
+        #expect(pdf.output.contains("published edition 8 2025-06-28 revision 1: 3 pages"), "\(pdf.output)")
+
+        // A gzip'd tar and a ZIP of a classic publish folder.
+        let folder = try await IssueFolders.writeIssue(directory.path + "/classic", pages: 4, seed: 5)
+        try await runClient("tar", ["-C", folder, "-czf", directory.path + "/issue.tar.gz", "."])
+        try await runClient("sh", ["-c", "cd '\(folder)' && zip -q -r ../issue.zip ."])
+        for (date, archive) in [("2025-06-29", "issue.tar.gz"), ("2025-06-30", "issue.zip")] {
+            let result = try await publish(date, directory.path + "/" + archive)
+            #expect(result.status == 0, "\(archive): \(result.errors)")
+            #expect(result.output.contains("published edition 8 \(date) revision 1: 4 pages"), "\(archive): \(result.output)")
+        }
+
+        // A damaged archive and a missing path: refused with the reason, nothing published or left behind.
+        let damaged = directory.path + "/damaged.zip"
+        _ = FileManager.default.createFile(atPath: damaged, contents: Data("PK\u{3}\u{4} not really a zip".utf8))
+        let refused = try await publish("2025-07-01", damaged)
+        #expect(refused.status != 0)
+        #expect(refused.errors.contains("publish refused"), "\(refused.errors)")
+        let missing = try await publish("2025-07-01", directory.path + "/nowhere.zip")
+        #expect(missing.status != 0 && missing.errors.contains("does not exist"), "\(missing.errors)")
+        let staging = try FileManager.default.contentsOfDirectory(atPath: directory.path + "/Editions/.staging")
+        #expect(staging.isEmpty, "left \(staging)")
+        #expect(!FileManager.default.fileExists(atPath: directory.path + "/Editions/8/2025-07-01"))
+    }
+
     @Test func theUploadAnswerStreamsProgress() async throws {
         let directory = temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -24,8 +24,8 @@ import KioskFiles
 ///   it was never published, `409` when it is visible, `410` when its files are gone).
 package struct PublishEndpoint: Sendable {
     package let publisher: IssuePublisher
-    /// Publishes PDF-only uploads, and hands the others to `publisher`.
-    package let importer: PDFIssueImporter
+    /// Publishes each upload (an archive or one PDF).
+    package let uploads: UploadPublisher
     /// Largest upload body accepted.
     package var maxUploadBytes: Int64
     package var logger: Logger = Logger(label: "kiosk.publish")
@@ -33,7 +33,7 @@ package struct PublishEndpoint: Sendable {
     package init(publisher: IssuePublisher, pdfOptions: PDFImportOptions = PDFImportOptions(), maxUploadBytes: Int64,
                  logger: Logger = Logger(label: "kiosk.publish")) {
         self.publisher = publisher
-        self.importer = PDFIssueImporter(publisher: publisher, options: pdfOptions)
+        self.uploads = UploadPublisher(importer: PDFIssueImporter(publisher: publisher, options: pdfOptions))
         self.maxUploadBytes = maxUploadBytes
         self.logger = logger
     }
@@ -89,58 +89,36 @@ package struct PublishEndpoint: Sendable {
         })
     }
 
-    /// Receives the upload, unpacks it and publishes it; throws `KioskHTTPError` for every refusal.
+    /// Receives the upload and publishes it; throws `KioskHTTPError` for every refusal.
     private func receiveAndPublish(_ request: Request, publisherName: String, editionID: Int, date: IssueDate,
                                    progress: (@Sendable (PublishProgress) -> Void)?) async throws -> Summary {
-        let directory = publisher.directory
-        let executor = directory.executor
-        let upload = try await executor.run { try directory.makeUploadFolder() }
+        let upload = try await uploads.makeUpload()
+        let kind: UploadPublisher.Kind = request.headers[.contentType].map(Self.isPDFType) == true ? .pdf : .archive
+        let metadata: Logger.Metadata = ["publisher": .string(publisherName), "edition": .stringConvertible(editionID),
+                                         "date": .stringConvertible(date)]
         do {
-            let (received, drained) = try await receive(request.body, into: upload)
-            guard received <= maxUploadBytes else {
-                await discard(upload)
-                throw KioskHTTPError.tooLarge("The upload is larger than the limit of \(maxUploadBytes) bytes.",
-                                              closesConnection: !drained)
-            }
-            let limits = ArchiveExtractor.Limits(publish: publisher.limits)
-            let folder: String
-            let isPDF = request.headers[.contentType].map(Self.isPDFType) ?? false
             do {
-                folder = try await executor.run {
-                    if isPDF {   // the issue as one PDF: a PDF-only folder of one file
-                        try FS.rename(upload.archivePath, upload.treePath + "/" + Self.uploadedPDFName)
-                        return upload.treePath
-                    }
-                    return try ArchiveExtractor.extract(archive: upload.archivePath, into: upload.treePath, limits: limits)
+                let (received, drained) = try await receive(request.body, into: upload)
+                guard received <= maxUploadBytes else {
+                    throw KioskHTTPError.tooLarge("The upload is larger than the limit of \(maxUploadBytes) bytes.",
+                                                  closesConnection: !drained)
                 }
-            } catch let rejected as PublishRejected {
-                await discard(upload)
-                throw KioskHTTPError.refused(rejected, archive: true)
+            } catch {
+                await uploads.discard(upload)
+                throw error
             }
-            let logger = self.logger
-            let outcome: PDFIssueImporter.Outcome
-            do {
-                outcome = try await importer.publish(editionID: editionID, date: date, from: folder, progress: progress)
-            } catch let rejected as PublishRejected {
-                await discard(upload)
-                logger.notice("publish refused", metadata: ["publisher": .string(publisherName), "edition": .stringConvertible(editionID),
-                                                            "date": .stringConvertible(date), "problems": .stringConvertible(rejected.problems.count)])
-                throw KioskHTTPError.refused(rejected, archive: false)
-            }
-            await discard(upload)
-            logger.notice("published over HTTP", metadata: ["publisher": .string(publisherName), "edition": .stringConvertible(editionID),
-                                                           "date": .stringConvertible(date), "revision": .stringConvertible(outcome.result.revision)])
+            let outcome = try await uploads.publish(upload, kind: kind, editionID: editionID, date: date, progress: progress)
+            logger.notice("published over HTTP", metadata: metadata.merging(["revision": .stringConvertible(outcome.result.revision)]) { $1 })
             return Summary(outcome.result, rendering: outcome.rendering)
+        } catch let refused as UploadPublisher.Refused {
+            if !refused.unusableUpload {
+                logger.notice("publish refused", metadata: metadata.merging(["problems": .stringConvertible(refused.rejected.problems.count)]) { $1 })
+            }
+            throw KioskHTTPError.refused(refused.rejected, archive: refused.unusableUpload)
         } catch let error as SystemError where error.isOutOfSpace {
-            await discard(upload)
             logger.error("publish failed: the editions disk is full", metadata: ["error": .string(error.description)])
             throw KioskHTTPError.insufficientStorage(
                 "The server's editions disk is full (\(error.call) failed); nothing was published. Try again later.")
-        } catch let error as KioskHTTPError {
-            throw error
-        } catch {
-            await discard(upload)
-            throw error
         }
     }
 
@@ -199,17 +177,9 @@ package struct PublishEndpoint: Sendable {
         init(status: Int, error: String) { self.status = status; self.error = error }
     }
 
-    /// The name a single uploaded PDF gets in its folder.
-    static let uploadedPDFName = "issue.pdf"
-
     /// `application/pdf`, with or without parameters.
     static func isPDFType(_ value: String) -> Bool {
         value.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased() == "application/pdf"
-    }
-
-    /// Removes an upload folder and what it holds.
-    private func discard(_ upload: EditionsDirectory.UploadFolder) async {
-        _ = try? await publisher.directory.executor.run { upload.remove() }
     }
 
     /// Streams the body to the upload file in 1 MiB writes on the blocking executor. Past the limit it stops

@@ -2,22 +2,25 @@ import ArgumentParser
 import Foundation
 import KioskEditions
 import KioskFiles
+import KioskIntegers
 import KioskModels
 import Logging
 import KioskConfig
 import KioskHTTP
 import KioskWiring
 
-/// `KioskServer publish --edition ID --date YYYY-MM-DD DIR`: publishes an issue from a folder.
+/// `KioskServer publish --edition ID --date YYYY-MM-DD PATH`: publishes an issue from a folder, an archive
+/// of one, or one PDF (what `PUT /publish` takes).
 struct PublishCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "publish",
-        abstract: "Publish an issue from a folder: issue.json and the page files it names, or the issue's PDFs alone (see README, Publishing).",
+        abstract: "Publish an issue from a folder (issue.json and its page files, or PDFs alone), an archive of one, or one PDF.",
         discussion: """
-            Everything is checked first (PDF and JPEG by content, page numbers, sizes, names); a refusal lists \
-            every problem and changes nothing. From PDFs alone, the pages' images and texts are made first \
-            (each tool isolated, within the configuration's pdf limits). An accepted issue appears to readers all at once, replacing \
-            an earlier publication of the same date.
+            PATH is a publish folder, a ZIP, tar or gzip'd tar of one, or the issue as one PDF file (a name ending \
+            in .pdf), exactly as PUT /publish takes them (see docs/publishing.md). Everything is checked first (PDF \
+            and JPEG by content, page numbers, sizes, names); a refusal lists every problem and changes nothing. From \
+            PDFs alone, the pages' images and texts are made first (each tool isolated, within the configuration's pdf \
+            limits). An accepted issue appears to readers all at once, replacing an earlier publication of the same date.
             """)
 
     @OptionGroup var options: StoreOptions
@@ -28,8 +31,8 @@ struct PublishCommand: AsyncParsableCommand {
     @Option(help: "Issue date, YYYY-MM-DD.")
     var date: String
 
-    @Argument(help: "The publish folder.")
-    var folder: String
+    @Argument(help: "The publish folder, an archive of one, or a PDF file.")
+    var path: String
 
     @Flag(help: "Do not show progress on standard error.")
     var quiet = false
@@ -43,9 +46,14 @@ struct PublishCommand: AsyncParsableCommand {
         let publisher = IssuePublisher(directory: directory, registry: store,
                                        publicationName: { try await store.publicationName(id: $0) },
                                        logger: Logger(label: "kiosk.publish", factory: { _ in SwiftLogNoOpLogHandler() }))
-        // The PDF tools' sandbox, looked for only when they will run.
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            throw ValidationError("\(path) does not exist (give a publish folder, an archive of one, or a PDF file)")
+        }
+        let isFolder = isDirectory.boolValue
+        // The PDF tools' sandbox, looked for only when they may run.
         var sandbox: Sandbox?
-        if PDFIssueImporter.isPDFOnlyFolder(folder) {
+        if !isFolder || PDFIssueImporter.isPDFOnlyFolder(path) {
             let found = try StartupChecks.pdfSandbox(configuration.pdf)
             if let warning = found.warning { printError("warning: \(warning)") }
             sandbox = found.sandbox
@@ -53,8 +61,13 @@ struct PublishCommand: AsyncParsableCommand {
         let importer = PDFIssueImporter(publisher: publisher, options: configuration.pdf.importOptions(sandbox: sandbox))
         let progress = ProgressLine(enabled: !quiet)
         do {
-            let outcome = try await importer.publish(editionID: edition, date: day, from: folder,
-                                                     progress: { progress.show($0) })
+            let outcome = if isFolder {
+                try await importer.publish(editionID: edition, date: day, from: path, progress: { progress.show($0) })
+            } else {
+                try await UploadPublisher(importer: importer).publish(
+                    file: path, maxBytes: Int64(widening: configuration.limits.maxUploadBytes), editionID: edition, date: day,
+                    progress: { progress.show($0) })
+            }
             let result = outcome.result
             progress.finish()
             if let rendering = outcome.rendering {
@@ -68,6 +81,10 @@ struct PublishCommand: AsyncParsableCommand {
         } catch let rejected as PublishRejected {
             progress.finish()
             printError(rejected.description)
+            throw ExitCode.failure
+        } catch let refused as UploadPublisher.Refused {
+            progress.finish()
+            printError(refused.description)
             throw ExitCode.failure
         } catch let error as SystemError where error.isOutOfSpace {
             progress.finish()
