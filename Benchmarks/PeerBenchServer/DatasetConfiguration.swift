@@ -55,7 +55,7 @@ struct DatasetConfiguration {
             })
     }
 
-    /// The catalogue keys of the configuration file (README, "Configuration").
+    /// The catalogue keys of the configuration file (docs/configuration.md, "catalogue").
     private struct Catalogue: Encodable {
         var publications: [Publication]
         var apps: [App]

@@ -53,7 +53,7 @@ public struct PublishRejected: Error, Sendable, CustomStringConvertible {
 
 /// The publish folder's manifest, `issue.json`: the issue's sections and, for each page, its number,
 /// section, three files and optionally its text for search (paths relative to the folder). See
-/// README.md, "Publishing".
+/// docs/publishing.md, "The publish folder".
 ///
 /// ```json
 /// {

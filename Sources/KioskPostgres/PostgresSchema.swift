@@ -228,7 +228,7 @@ enum PostgresSchema {
         // `tsvector`, not the text, so that the column's expression names its configuration only where
         // a restore resolves it. The query asks for the pairs of each phrase first (this GIN index), then
         // checks the phrase itself (`PostgresKioskStore.searchPages`). Adding the column rewrites the
-        // table (see README, "Search and `cercar`").
+        // table (see docs/operations.md, "Upgrading a database with page texts to migration 6").
         Migration(version: 6, name: "word pairs for phrase search", statements: [
             """
             CREATE FUNCTION kiosk_word_pairs(words tsvector) RETURNS integer[]
