@@ -1,5 +1,5 @@
 # Sourced by the benchmark scripts. `release_binary PRODUCT` builds PRODUCT as the server is deployed
-# (release, Swift runtime linked statically: README, "Deployment") in .build-release, a scratch folder
+# (release, Swift runtime linked statically: docs/operations.md, "Build and install") in .build-release, a scratch folder
 # of its own so it does not hold the lock of the everyday .build, and prints the binary's path.
 # Products with a folder of their name under Benchmarks/ (the benchmarks and PeerBenchServer) come from the
 # benchmarks package (Benchmarks/Package.swift), built in .build-release-benchmarks.

@@ -641,7 +641,7 @@ def scenario_bundle(cluster, s):
     s.expect(len(hashes) == 1, f"the answers carry {len(hashes)} different zip_sha256 values: {dict(hashes)}")
     s.expect(list(hashes) == [published_sha] or len(hashes) != 1,
              f"the rebuilt bundle's sha256 {next(iter(hashes), '-')} differs from the one recorded at publish time "
-             f"{published_sha}: the same issue must give the same bytes (README, Bundles)")
+             f"{published_sha}: the same issue must give the same bytes (docs/publishing.md, Bundles)")
     s.expect(sum(1 for c in calls if c > 0) >= min(3, len(instances)),
              f"the 20 calls reached only {sum(1 for c in calls if c > 0)} instances ({[int(c) for c in calls]})")
     folder_on_disk = os.path.dirname(path)

@@ -113,9 +113,11 @@ def archive(rng):
     else:
         with zipfile.ZipFile(buffer, "w") as archive_file:
             for _ in range(rng.randrange(0, 4)):
-                # zipfile drops leading slashes and would refuse a name left empty.
-                archive_file.writestr(rng.choice(["manifest.json", "1.pdf", "1.jpg", "/abs", value(rng)[:90].replace("\\", "/").strip("/") or "f"]),
-                                      os.urandom(rng.randrange(0, 300)))
+                name = rng.choice(["manifest.json", "1.pdf", "1.jpg", "/abs", value(rng)[:90]])
+                # zipfile cuts a name at a NUL and drops leading slashes; it refuses a name left empty.
+                if not zipfile.ZipInfo(name).filename:
+                    name = "f"
+                archive_file.writestr(name, os.urandom(rng.randrange(0, 300)))
     data = bytearray(buffer.getvalue())
     if kind in (3, 4) or rng.random() < 0.3:
         for _ in range(rng.randrange(1, 8)):  # damage: flip bytes, some in the headers

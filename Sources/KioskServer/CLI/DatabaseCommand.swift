@@ -19,7 +19,7 @@ struct DatabaseCommand: AsyncParsableCommand {
                 Runs in one transaction on the target: nothing is committed unless every table's row count and \
                 checksum match the source's. An empty target is filled; a target that already matches is left \
                 as it is, so the command can be run again; any other target is refused unless --replace. \
-                Stop writes to the source first (see the README, "Moving to PostgreSQL").
+                Stop writes to the source first (see docs/operations.md, "Moving to PostgreSQL").
                 """)
 
         @OptionGroup var options: StoreOptions
