@@ -16,11 +16,14 @@ import KioskModels
 /// lock exclusively (so no writer is in between) and sets `finished` to `started`.
 final class CatalogueChanges: @unchecked Sendable {
     private let descriptor: Int32
+    private let path: String
     private let words: UnsafeMutablePointer<UInt64>
     private static let size = 4096
     private static let format: UInt64 = 0x4B494F534B430001   // "KIOSKC", version 1
     /// Byte of the file the writers lock.
     private static let lockByte: off_t = 64
+    /// Byte of the file a process migrating the database holds exclusively.
+    private static let migrationByte: off_t = 65
 
     /// Maps `<databasePath>-changes`, creating it if needed.
     init(databasePath: String) throws {
@@ -52,6 +55,7 @@ final class CatalogueChanges: @unchecked Sendable {
             throw Failure(path: path, operation: "read (not a Kiosk change counter)", code: 0)
         }
         self.descriptor = descriptor
+        self.path = path
         self.words = words
     }
 
@@ -80,6 +84,16 @@ final class CatalogueChanges: @unchecked Sendable {
     func writerFinished() {
         kiosk_shared_increment(finished)
         _ = kiosk_ofd_lock(descriptor, Int16(F_UNLCK), Self.lockByte, false)
+    }
+
+    /// Runs `migrate` while no other process does: processes starting together on a new file would
+    /// otherwise each find a migration missing and all but one fail applying it. Waits for the lock.
+    func whileMigrating<T>(_ migrate: () throws -> T) throws -> T {
+        while kiosk_ofd_lock(descriptor, Int16(F_WRLCK), Self.migrationByte, true) != 0 {
+            guard errno == EINTR else { throw Failure(path: path, operation: "lock for migrations", code: errno) }
+        }
+        defer { _ = kiosk_ofd_lock(descriptor, Int16(F_UNLCK), Self.migrationByte, false) }
+        return try migrate()
     }
 
     /// Counts a change made without these counts (a SQLite shell, an older binary), found by a read.

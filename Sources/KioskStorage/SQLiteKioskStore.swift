@@ -28,15 +28,9 @@ public final class SQLiteKioskStore: KioskDatabase {
         }
         self.path = path
         let pool = try Self.retryingWhileLocked(for: busyTimeout) { try DatabasePool(path: path, configuration: configuration) }
-        do {
-            try KioskSchema.migrator.migrate(pool)
-        } catch {
-            // Another process starting on the same new file applied the migration first (ours then
-            // failed on "table already exists" and rolled back): a second pass finds it applied.
-            try KioskSchema.migrator.migrate(pool)
-        }
-        self.pool = pool
         let changes = try CatalogueChanges(databasePath: path)
+        try changes.whileMigrating { try KioskSchema.migrator.migrate(pool) }
+        self.pool = pool
         pool.add(transactionObserver: CatalogueChangeObserver(changes), extent: .databaseLifetime)
         self.versionReader = try CatalogueVersionReader(path: path, busyTimeout: busyTimeout, changes: changes)
         self.pointReaders = try PointReaders(path: path, count: 2, busyTimeout: busyTimeout)

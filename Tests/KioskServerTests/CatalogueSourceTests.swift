@@ -37,7 +37,7 @@ import Testing
             await store.close()
         }
         let add = try await ServerProcess.run(["user", "add", "--config", config, "--username", "laia", "--password-stdin"],
-                                              stdin: "pw\n", environment: Self.environment)
+                                              stdin: "pw-laia-long\n", environment: Self.environment)
         #expect(add.status == 0, "\(add.errors)")
         let subscribe = try await ServerProcess.run(["user", "subscribe", "--config", config, "--username", "laia", "--edition", "1",
                                                      "--until", "2026-01-31"], environment: Self.environment)

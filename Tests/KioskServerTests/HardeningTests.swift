@@ -137,12 +137,14 @@ import Testing
         }
         let result = try await kiosk.withServer { port in
             try await python(port, """
-                import urllib.request
+                import base64, urllib.request
+                auth = "Basic " + base64.b64encode(b"\(TestKiosk.apiUser):\(TestKiosk.apiPassword)").decode()
                 search = lambda: fault(lambda: p.epquiosc.cercar("quiosc", "", "girona", "", "", "", 5))
                 def proxied(address):
                     body = xmlrpc.client.dumps(("quiosc", "", "girona", "", "", "", 5), "epquiosc.cercar").encode()
                     request = urllib.request.Request("http://127.0.0.1:\(port)/RPC2", data=body,
-                                                     headers={"Content-Type": "text/xml", "X-Forwarded-For": address})
+                                                     headers={"Content-Type": "text/xml", "X-Forwarded-For": address,
+                                                              "Authorization": auth})
                     try:
                         xmlrpc.client.loads(urllib.request.urlopen(request).read())
                         return None

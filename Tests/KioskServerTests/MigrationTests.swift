@@ -125,7 +125,7 @@ import Testing
         let directory = temporaryDirectory()
         let config = try writeTestConfiguration(in: directory)
         let add = try await ServerProcess.run(
-            ["user", "add", "--config", config, "--username", "marta", "--password-stdin"], stdin: "pw-marta\n")
+            ["user", "add", "--config", config, "--username", "marta", "--password-stdin"], stdin: "pw-marta-long\n")
         #expect(add.status == 0, "\(add.errors)")
         let subscribe = try await ServerProcess.run(
             ["user", "subscribe", "--config", config, "--username", "marta", "--edition", "1", "--until", "2025-12-31"])

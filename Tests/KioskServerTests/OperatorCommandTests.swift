@@ -43,15 +43,57 @@ import Testing
         #expect(misspeltResult.errors.contains("apps[0].demo_qouta: is not a known key (misspelt?)"))
     }
 
+    @Test func userPasswordAndUnlockFollowTheConsolesRules() async throws {
+        let directory = temporaryDirectory()
+        let config = try writeTestConfiguration(in: directory)
+        func user(_ arguments: [String], stdin: String? = nil) async throws -> (status: Int32, output: String, errors: String) {
+            try await ServerProcess.run(["user"] + arguments + ["--config", config], stdin: stdin)
+        }
+        let short = try await user(["add", "--username", "laia", "--password-stdin"], stdin: "short\n")
+        #expect(short.status != 0)
+        #expect(short.errors.contains(PasswordRule.problem(with: "short") ?? "-"), "the console's words: \(short.errors)")
+        #expect(try await user(["add", "--username", "laia", "--password-stdin"], stdin: "first-password\n").status == 0)
+        let tooLong = try await user(["password", "--username", "laia", "--password-stdin"],
+                                     stdin: String(repeating: "é", count: 600) + "\n")
+        #expect(tooLong.status != 0 && tooLong.errors.contains("at most 1024 bytes"), "\(tooLong.errors)")
+        let nobody = try await user(["password", "--username", "nobody", "--password-stdin"], stdin: "second-password\n")
+        #expect(nobody.status != 0 && nobody.errors.contains("no user named \"nobody\""), "\(nobody.errors)")
+        let reset = try await user(["password", "--username", "laia", "--password-stdin"], stdin: "second-password\n")
+        #expect(reset.status == 0, "\(reset.errors)")
+
+        // The new password signs in, the old one is wrong; five failures lock the account until `unlock`.
+        let server = try await ServerProcess(["--config", config], environment: EndToEndTests.environment)
+        let signIn = """
+            import json, sys, xmlrpc.client
+            p = xmlrpc.client.ServerProxy("http://kiosk:secret@127.0.0.1:\(server.port)/RPC2")
+            def code(password):
+                try:
+                    p.epusuaris.registrar("quiosc", "device-1", "laia", password, {}, "iOS")
+                    return 0
+                except xmlrpc.client.Fault as f:
+                    return f.faultCode
+            print(json.dumps([code(password) for password in sys.argv[1:]]))
+            """
+        let first = try await runClient("python3", ["-c", signIn, "second-password", "first-password", "x1", "x2", "x3", "x4",
+                                                    "second-password"])
+        #expect(first.trimmingCharacters(in: .whitespacesAndNewlines) == "[0, 6, 6, 6, 6, 6, 7]", "locked after five: \(first)")
+        let unlock = try await user(["unlock", "--username", "laia"])
+        #expect(unlock.status == 0 && unlock.output.contains("forgot 5 failed sign-ins of laia"), "\(unlock.output)\(unlock.errors)")
+        let after = try await runClient("python3", ["-c", signIn, "second-password"])
+        #expect(after.trimmingCharacters(in: .whitespacesAndNewlines) == "[0]")
+        server.signal(SIGTERM)
+        _ = try await server.waitForExit()
+    }
+
     @Test func userCommandsAddSubscribeAndImportAllOrNothing() async throws {
         let directory = temporaryDirectory()
         let config = try writeTestConfiguration(in: directory)
         let add = try await ServerProcess.run(
             ["user", "add", "--config", config, "--username", "laia", "--name", "Laia", "--email", "laia@example.cat",
-             "--password-stdin"], stdin: "pw-laia\n")
+             "--password-stdin"], stdin: "pw-laia-long\n")
         #expect(add.status == 0, "\(add.errors)")
         let again = try await ServerProcess.run(
-            ["user", "add", "--config", config, "--username", "laia", "--password-stdin"], stdin: "x\n")
+            ["user", "add", "--config", config, "--username", "laia", "--password-stdin"], stdin: "another-password\n")
         #expect(again.status != 0)
         #expect(again.errors.contains("a user named \"laia\" already exists"))
         let subscribe = try await ServerProcess.run(

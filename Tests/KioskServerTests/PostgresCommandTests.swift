@@ -62,7 +62,7 @@ struct DatabaseCopyTests {
         let config = try writeTestConfiguration(in: directory)
         let sqlite = directory.appendingPathComponent("kiosk.sqlite").path
         let add = try await ServerProcess.run(["user", "add", "--config", config, "--database", sqlite, "--username", "anna",
-                                               "--password-stdin"], stdin: "pw-anna\n", environment: OperatorCommandTests.secret)
+                                               "--password-stdin"], stdin: "pw-anna-long\n", environment: OperatorCommandTests.secret)
         #expect(add.status == 0, "\(add.errors)")
         let subscribe = try await ServerProcess.run(["user", "subscribe", "--config", config, "--database", sqlite, "--username", "anna",
                                                      "--edition", "1", "--until", "2030-01-01"])

@@ -3,6 +3,7 @@ import Testing
 import KioskModels
 import KioskTestSupport
 @testable import KioskServer
+@testable import KioskConfig
 @testable import KioskHTTP
 @testable import KioskWiring
 

@@ -9,7 +9,31 @@ import KioskHTTP
 struct UserCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "user", abstract: "Manage subscriber accounts.",
-        subcommands: [Add.self, Subscribe.self, Import.self])
+        subcommands: [Add.self, Password.self, Subscribe.self, Unlock.self, Import.self])
+
+    /// The password on standard input (one line), for `--password-stdin`.
+    static func passwordFromStandardInput(_ given: Bool) throws -> String {
+        guard given else { throw ValidationError("pass --password-stdin and the password on standard input") }
+        guard let password = readLine(strippingNewline: true), !password.isEmpty else {
+            throw ValidationError("no password on standard input")
+        }
+        return password
+    }
+
+    /// The readers' administration on the configuration's database, as the console does it.
+    static func administration(_ options: StoreOptions) async throws -> ReaderAdministration {
+        ReaderAdministration(database: try await StoreOptions.openStore(try options.loadConfiguration()), passwords: PasswordHashing())
+    }
+
+    /// Runs a change; a refusal prints its message and exits with failure.
+    static func refusing<T>(_ change: () async throws -> T) async throws -> T {
+        do {
+            return try await change()
+        } catch let refused as ReaderChangeRefused {
+            printError("error: \(refused.description); nothing changed")
+            throw ExitCode.failure
+        }
+    }
 
     struct Add: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Add a user; the password is read from standard input.")
@@ -21,16 +45,40 @@ struct UserCommand: AsyncParsableCommand {
         var passwordStdin = false
 
         func run() async throws {
-            guard passwordStdin else { throw ValidationError("pass --password-stdin and the password on standard input") }
-            guard let password = readLine(strippingNewline: true), !password.isEmpty else {
-                throw ValidationError("no password on standard input")
+            let password = try UserCommand.passwordFromStandardInput(passwordStdin)
+            let administration = try await UserCommand.administration(options)
+            let id = try await UserCommand.refusing {
+                try await administration.add(username: username, name: name, email: email, password: password)
             }
-            try UserImportParser.checkUsername(username)
-            let store = try await StoreOptions.openStore(try options.loadConfiguration())
-            let hash = try await PasswordHashing().hash(password)
-            let id = try await store.addUser(username: username, name: name, email: email, passwordHash: hash,
-                                             at: SystemClock().now)
             printOutput("added user \(username) (id \(id))")
+        }
+    }
+
+    struct Password: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Set a user's password, read from standard input; the old one stops working at once.")
+        @OptionGroup var options: StoreOptions
+        @Option var username: String
+        @Flag(help: "Read the password from standard input (one line).")
+        var passwordStdin = false
+
+        func run() async throws {
+            let password = try UserCommand.passwordFromStandardInput(passwordStdin)
+            let administration = try await UserCommand.administration(options)
+            try await UserCommand.refusing { try await administration.setPassword(username: username, to: password) }
+            printOutput("set the password of \(username)")
+        }
+    }
+
+    struct Unlock: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "End a user's sign-in lock-out: forget the failed sign-ins on record.")
+        @OptionGroup var options: StoreOptions
+        @Option var username: String
+
+        func run() async throws {
+            let cleared = try await UserCommand.administration(options).unlock(username: username)
+            printOutput("forgot \(cleared) failed sign-in\(cleared == 1 ? "" : "s") of \(username)")
         }
     }
 
@@ -46,7 +94,8 @@ struct UserCommand: AsyncParsableCommand {
             let configuration = try options.loadConfiguration()
             let store = try await StoreOptions.openStore(configuration)
             _ = try await configuration.syncCatalogue(into: store)
-            try await store.subscribe(username: username, editionID: edition, until: date)
+            let administration = ReaderAdministration(database: store, passwords: PasswordHashing())
+            try await UserCommand.refusing { try await administration.subscribe(username: username, editionID: edition, until: date) }
             printOutput("user \(username) subscribed to edition \(edition) until \(date)")
         }
     }

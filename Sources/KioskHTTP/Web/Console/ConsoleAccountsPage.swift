@@ -11,9 +11,6 @@ import KioskModels
 /// change is validated like the file's accounts, written through the catalogue sync (so every instance
 /// authenticates with it at its next request) and audited without any password or hash.
 extension ConsolePage {
-    /// The least a typed password may have.
-    static let minimumPasswordLength = 8
-
     func accounts(notice: String? = nil, status: HTTPResponse.Status = .ok) async throws -> Response {
         try requireConfiguring()
         let stored = try await database.accounts()
@@ -158,9 +155,7 @@ extension ConsolePage {
         let password = form["password"] ?? "", again = form["password2"] ?? ""
         if password.isEmpty && again.isEmpty { return .generate }
         guard password == again else { return .refused("password: the two passwords differ") }
-        guard password.count >= minimumPasswordLength, password.utf8.count <= PasswordLimits.maxBytes else {
-            return .refused("password: must have at least \(minimumPasswordLength) characters and at most \(PasswordLimits.maxBytes) bytes")
-        }
+        if let problem = PasswordRule.problem(with: password) { return .refused(problem) }
         return .typed(password)
     }
 

@@ -240,55 +240,40 @@ struct ConsolePage: Sendable {
         return render("console_readers", text["readers"] ?? "", view, notice: notice, status: status)
     }
 
-    /// One change to readers (`action`: `add`, `subscribe`, `password`, `unlock`).
+    /// One change to readers (`action`: `add`, `subscribe`, `password`, `end_sessions`, `unlock`), made by
+    /// `ReaderAdministration` as the CLI makes it, and audited.
     func changeReader(_ request: Request) async throws -> Response {
         try requireConfiguring()
         let form = self.form ?? WebForm.empty
         let username = form.text("username")
-        let passwords = runtime.environment.service.passwords
-        func refuse(_ message: String) async throws -> Response {
-            try await readers(request, notice: message, status: .unprocessableContent)
-        }
-        switch form.text("action") {
-        case "add":
-            if let problem = UsernameRule.problem(with: username) { return try await refuse(problem) }
-            let password = form["password"] ?? ""
-            guard password.count >= 8, password.utf8.count <= PasswordLimits.maxBytes else {
-                return try await refuse("password: must have at least 8 characters and at most \(PasswordLimits.maxBytes) bytes")
+        let administration = ReaderAdministration(database: database, passwords: runtime.environment.service.passwords,
+                                                  clock: runtime.environment.service.clock)
+        do {
+            switch form.text("action") {
+            case "add":
+                _ = try await administration.add(username: username, name: form.text("name"), email: form.text("email"),
+                                          password: form["password"] ?? "")
+                try await audit("reader.add", username, after: form.text("name"))
+            case "subscribe":
+                guard let edition = Int(form.text("edition")), let until = IssueDate(form.text("until")) else {
+                    throw ReaderChangeRefused.invalid("until: must be a date written YYYY-MM-DD, with an edition")
+                }
+                try await administration.subscribe(username: username, editionID: edition, until: until)
+                try await audit("reader.subscribe", username, after: "edition \(edition) until \(until)")
+            case "password":
+                try await administration.setPassword(username: username, to: form["password"] ?? "")
+                try await audit("reader.password", username, after: "reset")
+            case "end_sessions":
+                try await administration.endSessions(username: username, sessionLifetime: runtime.readerSessions.lifetimeSeconds)
+                try await audit("reader.end_sessions", username, after: "every session ended")
+            case "unlock":
+                let cleared = try await administration.unlock(username: username)
+                try await audit("reader.unlock", username, before: "\(cleared) failed sign-ins", after: "0")
+            default:
+                throw KioskHTTPError.badRequest("unknown action \"\(form.text("action").prefix(32))\"")
             }
-            do {
-                _ = try await database.addUser(username: username, name: form.text("name"), email: form.text("email"),
-                                               passwordHash: try await passwords.hash(password), at: now)
-            } catch let error as UserAdministrationError { return try await refuse(error.description) }
-            try await audit("reader.add", username, after: form.text("name"))
-        case "subscribe":
-            guard let edition = Int(form.text("edition")), let until = IssueDate(form.text("until")) else {
-                return try await refuse("until: must be a date written YYYY-MM-DD, with an edition")
-            }
-            do { try await database.subscribe(username: username, editionID: edition, until: until) }
-            catch let error as UserAdministrationError { return try await refuse(error.description) }
-            try await audit("reader.subscribe", username, after: "edition \(edition) until \(until)")
-        case "password":
-            let password = form["password"] ?? ""
-            guard password.count >= 8, password.utf8.count <= PasswordLimits.maxBytes else {
-                return try await refuse("password: must have at least 8 characters and at most \(PasswordLimits.maxBytes) bytes")
-            }
-            guard try await database.setPasswordHash(username: username, to: try await passwords.hash(password)) else {
-                return try await refuse(UserAdministrationError.unknownUser(username).description)
-            }
-            try await audit("reader.password", username, after: "reset")
-        case "end_sessions":
-            guard let user = try await database.user(username: username) else {
-                return try await refuse(UserAdministrationError.unknownUser(username).description)
-            }
-            try await database.endAllSessions(subject: SessionEnd.readerSubject(user.id),
-                                              keptUntil: now + Int64(widening: runtime.readerSessions.lifetimeSeconds), at: now)
-            try await audit("reader.end_sessions", username, after: "every session ended")
-        case "unlock":
-            let cleared = try await database.clearSignInFailures(username: username)
-            try await audit("reader.unlock", username, before: "\(cleared) failed sign-ins", after: "0")
-        default:
-            throw KioskHTTPError.badRequest("unknown action \"\(form.text("action").prefix(32))\"")
+        } catch let refused as ReaderChangeRefused {
+            return try await readers(request, notice: refused.description, status: .unprocessableContent)
         }
         return redirect("/admin/readers?q=" + (username.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""))
     }
