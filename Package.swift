@@ -127,15 +127,26 @@ let package = Package(
             dependencies: ["KioskModels", .product(name: "Yams", package: "Yams")],
             swiftSettings: swiftSettings),
 
+        // Password hashing and checking (bcrypt and the 2012 schemes) off the event loops, with the checks'
+        // admission limits: for HTTP authentication, the CLI and the wiring alike.
+        .target(
+            name: "KioskPasswords",
+            dependencies: [
+                "KioskModels", "KioskFiles",
+                .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings),
+
         // HTTP: routes, authentication, the one error mapping, file delivery, metrics, the web pages.
         .target(
             name: "KioskHTTP",
             dependencies: [
-                "XMLRPC", "KioskModels", "KioskIntegers", "KioskFiles", "KioskEditions", "KioskRPC", "KioskConfig",
+                "XMLRPC", "KioskModels", "KioskIntegers", "KioskFiles", "KioskEditions", "KioskRPC", "KioskConfig", "KioskPasswords",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
-                .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -154,7 +165,7 @@ let package = Package(
         .target(
             name: "KioskWiring",
             dependencies: [
-                "XMLRPC", "KioskModels", "KioskIntegers", "KioskStorage", "KioskPostgres", "KioskEditions", "KioskRPC", "KioskConfig", "KioskHTTP", "CSystemCalls",
+                "XMLRPC", "KioskModels", "KioskIntegers", "KioskStorage", "KioskPostgres", "KioskEditions", "KioskRPC", "KioskConfig", "KioskHTTP", "KioskPasswords", "CSystemCalls",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -172,7 +183,7 @@ let package = Package(
         .executableTarget(
             name: "KioskServer",
             dependencies: [
-                "KioskModels", "KioskStorage", "KioskPostgres", "KioskFiles", "KioskEditions", "KioskConfig", "KioskHTTP", "KioskWiring", "KioskIntegers",
+                "KioskModels", "KioskStorage", "KioskPostgres", "KioskFiles", "KioskEditions", "KioskConfig", "KioskHTTP", "KioskWiring", "KioskIntegers", "KioskPasswords",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -233,7 +244,7 @@ let package = Package(
             name: "KioskServerTests",
             dependencies: [
                 "KioskServer", "XMLRPC", "KioskModels", "KioskStorage", "KioskFiles", "KioskEditions", "KioskRPC", "KioskConfig", "KioskHTTP",
-                "KioskWiring",
+                "KioskWiring", "KioskPasswords",
                 "KioskTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),

@@ -9,6 +9,7 @@ import Logging
 import XMLRPC
 import KioskConfig
 import KioskHTTP
+import KioskPasswords
 
 /// Builds a `KioskRuntime` from a configuration: the one place where the parts are wired together.
 struct RuntimeFactory: Sendable {

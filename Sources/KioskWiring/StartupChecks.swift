@@ -4,6 +4,7 @@ import KioskFiles
 import KioskHTTP
 import KioskModels
 import Logging
+import KioskPasswords
 
 /// Warnings an operator must see at start.
 package enum StartupChecks {

@@ -5,6 +5,7 @@ import KioskModels
 import Testing
 @testable import KioskConfig
 @testable import KioskHTTP
+@testable import KioskPasswords
 
 /// Accounts in the console (`/admin/accounts`): API clients, publishers and operators as stored data,
 /// edited under the catalogue's rule; and authentication reading them from the store, so a change made on

@@ -2,6 +2,7 @@ import Foundation
 import KioskTestSupport
 import Testing
 @testable import KioskHTTP
+@testable import KioskPasswords
 
 /// The operator console in a real browser (`Tests/Browser/operator_console.py`): two instances of the real
 /// binary on one database; what an operator changes on one, a reader app gets from the other at once.

@@ -6,6 +6,7 @@ import Logging
 import Testing
 @testable import KioskConfig
 @testable import KioskHTTP
+@testable import KioskPasswords
 
 /// The operator console over HTTP: sign-in, lock-out, CSRF on every form, roles, changes validated
 /// and audited. The same in a real browser, across two instances: `ConsoleBrowserTests`.

@@ -7,6 +7,7 @@ import KioskTestSupport
 import Testing
 @testable import KioskConfig
 @testable import KioskHTTP
+@testable import KioskPasswords
 
 /// Each app's web kiosk on the console's apps page: edited (sections, aliases, default, base URL),
 /// validated like the file, audited, refused without the session's token; answered by `hashQuiosc` on

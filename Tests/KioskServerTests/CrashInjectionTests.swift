@@ -5,6 +5,7 @@ import Testing
 @testable import KioskConfig
 @testable import KioskHTTP
 @testable import KioskFiles
+@testable import KioskPasswords
 
 /// `kill -9` at random points of publishes, first-demand bundle builds, `consumirDemo` under load and
 /// `user import`, with the invariants checked by `Tests/Clients/crash_check.py` after every kill and,

@@ -13,6 +13,7 @@ import Testing
 @testable import KioskConfig
 @testable import KioskHTTP
 @testable import KioskFiles
+@testable import KioskPasswords
 
 /// File delivery and the publishers' endpoint on a plain router, over real HTTP.
 @Suite struct FileDeliveryTests {

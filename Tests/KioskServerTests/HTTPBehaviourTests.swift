@@ -5,6 +5,7 @@ import Testing
 @testable import KioskConfig
 @testable import KioskHTTP
 @testable import KioskFiles
+@testable import KioskPasswords
 
 /// HTTP behaviour the old apps and operators rely on, over raw sockets (Python) and the real binary.
 @Suite struct HTTPBehaviourTests {

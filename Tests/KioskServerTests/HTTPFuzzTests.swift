@@ -2,6 +2,7 @@ import Foundation
 import KioskTestSupport
 import Testing
 @testable import KioskHTTP
+@testable import KioskPasswords
 
 /// The real binary under `Tests/Clients/http_fuzz.py`: every route (XML-RPC, the web kiosk signed in and
 /// not, the console with an operator's session and its forms, publishing with a publisher's credentials,

@@ -8,6 +8,7 @@ import Testing
 @testable import KioskConfig
 @testable import KioskHTTP
 @testable import KioskWiring
+@testable import KioskPasswords
 
 /// What an attack review found that stopped the server or leaked paid text, each with the request that
 /// showed it and its variants: dates and periods in web pages, redirects, paid excerpts, ended sessions,

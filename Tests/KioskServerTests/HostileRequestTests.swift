@@ -5,6 +5,7 @@ import Testing
 @testable import KioskConfig
 @testable import KioskHTTP
 @testable import KioskFiles
+@testable import KioskPasswords
 
 /// The server attacked the way the internet will: hostile XML, oversized and never-ending bodies,
 /// slow clients, credential hammering, path tricks on file links and odd ranges. Every case checks

@@ -7,6 +7,7 @@ import Logging
 import NIOCore
 import Testing
 @testable import KioskHTTP
+@testable import KioskPasswords
 
 /// Catalogue calls answered on the connection's event loop from kept answers (`KeptAnswerHandler`):
 /// the same bytes as the router's, never stale, never past a refused password, in request order, and

@@ -13,6 +13,7 @@ import Testing
 @testable import KioskConfig
 @testable import KioskHTTP
 @testable import KioskFiles
+@testable import KioskPasswords
 
 /// `GET /metrics` and what it counts, each test on its own registry (no process-wide bootstrap).
 @Suite struct MetricsTests {

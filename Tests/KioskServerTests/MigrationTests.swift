@@ -7,6 +7,7 @@ import Testing
 @testable import KioskConfig
 @testable import KioskHTTP
 @testable import KioskFiles
+@testable import KioskPasswords
 
 /// Moving from El Quiosc: the old Joomla accounts and USERS_MOBILS devices imported with the real binary,
 /// then used by the 2012 app's own requests (`Tests/Clients/old_app.py`) against the real server.

@@ -7,6 +7,7 @@ import Testing
 @testable import KioskConfig
 @testable import KioskHTTP
 @testable import KioskFiles
+@testable import KioskPasswords
 
 /// The operator's CLI commands, run as the real binary on a real database.
 @Suite struct OperatorCommandTests {

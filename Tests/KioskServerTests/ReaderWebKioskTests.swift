@@ -8,6 +8,7 @@ import Logging
 import Testing
 @testable import KioskHTTP
 @testable import KioskWiring
+@testable import KioskPasswords
 
 /// The reader's web kiosk (`/web/{app}/…`) over HTTP: pages, sign-in by `hash`, entitlement, sessions, CSRF.
 /// The same flows in a real browser: `ReaderWebKioskBrowserTests`.

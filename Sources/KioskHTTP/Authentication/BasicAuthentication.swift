@@ -6,6 +6,7 @@ import KioskModels
 import NIOConcurrencyHelpers
 import KioskConfig
 import KioskFiles
+import KioskPasswords
 
 /// The HTTP Basic credentials of a request, if well-formed.
 package struct BasicCredentials: Sendable {

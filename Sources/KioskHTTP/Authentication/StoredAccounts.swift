@@ -1,5 +1,6 @@
 import KioskModels
 import NIOConcurrencyHelpers
+import KioskPasswords
 
 /// The accounts authentication checks (API clients, publishers, operators), as the store holds them.
 ///

@@ -1,6 +1,7 @@
 import ArgumentParser
 import KioskConfig
 import KioskHTTP
+import KioskPasswords
 
 /// `KioskServer config check`: validates the configuration and shows what a start would change.
 struct ConfigCommand: AsyncParsableCommand {

@@ -4,6 +4,7 @@ import KioskModels
 import KioskStorage
 import KioskConfig
 import KioskHTTP
+import KioskPasswords
 
 /// `KioskServer user …`: subscriber accounts and subscriptions.
 struct UserCommand: AsyncParsableCommand {

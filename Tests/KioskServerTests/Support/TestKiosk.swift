@@ -12,6 +12,7 @@ import Testing
 @testable import KioskHTTP
 @testable import KioskFiles
 @testable import KioskWiring
+@testable import KioskPasswords
 
 /// A kiosk on a real SQLite file in a temporary directory, with the repository's sample configuration.
 struct TestKiosk {

@@ -2,7 +2,6 @@ import HummingbirdBcrypt
 import KioskModels
 import NIOConcurrencyHelpers
 import NIOCore
-import KioskConfig
 import KioskFiles
 
 /// bcrypt hashing, and checking of bcrypt and the 2012 system's hashes, off the event loops, on an executor
