@@ -153,3 +153,66 @@ func isUTF8Name(_ name: String) -> Bool {
     default: return false
     }
 }
+
+/// True when a start tag of the document holds more than `limit` attributes (counted by their `=` outside
+/// quoted values). libxml2 before 2.12 checks a tag's attributes for duplicates pairwise, so one tag of
+/// 60 000 attributes (half a megabyte) takes seconds of processor; XML-RPC uses no attributes, so this
+/// linear scan refuses such a body before libxml2 sees it. Comments, CDATA sections and processing
+/// instructions are skipped; NUL bytes are ignored, so UTF-16 and UCS-4 bodies are scanned by their ASCII.
+func startTagHasMoreAttributes(than limit: Int, in bytes: UnsafeRawBufferPointer) -> Bool {
+    enum State { case text, tag, quoted(UInt8), skipping(StaticString) }
+    var state = State.text
+    var count = 0
+    var recent: (UInt8, UInt8, UInt8) = (0, 0, 0)   // the last three non-NUL bytes, newest last
+    var afterOpen = false                           // the previous non-NUL byte opened a tag: `<`
+    var bangSeen = 0                                // non-NUL bytes seen since `<!`
+    for byte in bytes where byte != 0 {
+        recent = (recent.1, recent.2, byte)
+        switch state {
+        case .text:
+            if afterOpen {
+                afterOpen = false
+                switch byte {
+                case UInt8(ascii: "?"): state = .skipping("?>")
+                case UInt8(ascii: "!"): bangSeen = 0; state = .skipping("")   // decided by the next bytes
+                case UInt8(ascii: "/"): state = .skipping(">")
+                default: count = 0; state = .tag
+                }
+            } else if byte == UInt8(ascii: "<") {
+                afterOpen = true
+            }
+        case .tag:
+            switch byte {
+            case UInt8(ascii: "\""), UInt8(ascii: "'"): state = .quoted(byte)
+            case UInt8(ascii: "="):
+                count += 1
+                if count > limit { return true }
+            case UInt8(ascii: ">"): state = .text
+            default: break
+            }
+        case .quoted(let quote):
+            if byte == quote { state = .tag }
+        case .skipping(let terminator):
+            if terminator.utf8CodeUnitCount == 0 {
+                // After `<!`: `--` opens a comment, `[` a CDATA section; anything else ends at `>`.
+                bangSeen += 1
+                if byte == UInt8(ascii: "[") { state = .skipping("]]>") }
+                else if byte == UInt8(ascii: "-") { if bangSeen == 2 { state = .skipping("-->") } }
+                else { state = .skipping(">") }
+                continue
+            }
+            if endsWith(recent, terminator) { state = .text }
+        }
+    }
+    return false
+}
+
+/// Whether the last bytes seen end with `terminator` (one to three bytes).
+private func endsWith(_ recent: (UInt8, UInt8, UInt8), _ terminator: StaticString) -> Bool {
+    let end = terminator.utf8Start
+    switch terminator.utf8CodeUnitCount {
+    case 1: return recent.2 == end[0]
+    case 2: return recent.1 == end[0] && recent.2 == end[1]
+    default: return recent.0 == end[0] && recent.1 == end[1] && recent.2 == end[2]
+    }
+}

@@ -127,6 +127,9 @@ struct XMLStream: ~Copyable {
             if memchr(base, 0, bytes.count) != nil { throw .notWellFormed("NUL byte in body") }
             if prologHasDoctype(bytes) { throw .notWellFormed("DOCTYPE is not allowed") }
         }
+        if startTagHasMoreAttributes(than: limits.maxAttributes, in: bytes) {
+            throw .notWellFormed("an element has more than \(limits.maxAttributes) attributes (XML-RPC uses none)")
+        }
 
         let errors = ParseErrors()
         xmlSetStructuredErrorFunc(Unmanaged.passUnretained(errors).toOpaque()) { context, error in

@@ -314,13 +314,17 @@ public struct XMLRPCLimits: Sendable, Hashable {
     public var maxMulticallCalls: Int
     /// Maximum UTF-8 bytes in one text (string, base64 text, member or method name).
     public var maxStringBytes: Int
+    /// Maximum attributes on one element (XML-RPC has none; namespace declarations count): refused
+    /// before parsing, since libxml2's check of a tag's attributes is quadratic in their number.
+    public var maxAttributes: Int
 
     public init(maxDepth: Int = 64, maxElements: Int = 200_000, maxMulticallCalls: Int = 100,
-                maxStringBytes: Int = 1 << 20) {
+                maxStringBytes: Int = 1 << 20, maxAttributes: Int = 16) {
         self.maxDepth = maxDepth
         self.maxElements = maxElements
         self.maxMulticallCalls = maxMulticallCalls
         self.maxStringBytes = maxStringBytes
+        self.maxAttributes = maxAttributes
     }
 }
 

@@ -200,6 +200,43 @@ import Testing
         #expect(Array(result.dropFirst()) == [baseline + 3, 1, baseline + 2, baseline])
     }
 
+    @Test func aClientThatLeavesMidBodyIsNotAServerError() async throws {
+        let metered = try await MeteredKiosk()
+        let result = try await metered.withServer { port in
+            try await python(port, """
+                import base64, http.client, re, socket, time
+                for path, account in (("/publish/8/2025-07-01", b"publisher:publisher-secret"), ("/RPC2", b"kiosk:secret")):
+                    auth = "Basic " + base64.b64encode(account).decode()
+                    s = socket.create_connection(("127.0.0.1", \(port)))
+                    s.sendall(("PUT" if path.startswith("/publish") else "POST").encode() + b" " + path.encode()
+                              + b" HTTP/1.1\\r\\nHost: x\\r\\nAuthorization: " + auth.encode()
+                              + b"\\r\\nContent-Type: text/xml\\r\\nContent-Length: 100000\\r\\n\\r\\n" + b"x" * 1024)
+                    time.sleep(0.3)
+                    s.close()
+                def counts():
+                    c = http.client.HTTPConnection("127.0.0.1", \(port))
+                    c.request("GET", "/metrics")
+                    text = c.getresponse().read().decode()
+                    c.close()
+                    found = {}
+                    for line in text.splitlines():
+                        m = re.match(r'kiosk_http_requests_total\\{(.*)\\} (\\S+)$', line)
+                        if m:
+                            status = re.search(r'status="(\\d+)"', m.group(1)).group(1)
+                            found[status] = found.get(status, 0) + float(m.group(2))
+                    return found
+                deadline = time.time() + 20
+                seen = counts()
+                while seen.get("499", 0) < 2 and time.time() < deadline:
+                    time.sleep(0.1)
+                    seen = counts()
+                result = seen
+                """)
+        }.value as! [String: Double]
+        #expect(result["500"] == nil, "a client going away is not a server error: \(result)")
+        #expect(result["499"] == 2, "both abandoned bodies are counted as 499: \(result)")
+    }
+
     @Test func fileDownloadsAndBytesSentThroughTheRealDelivery() async throws {
         let fixture = try await FileDeliveryTests.Fixture()
         let metered = try await MeteredKiosk()

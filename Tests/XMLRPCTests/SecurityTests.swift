@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import XMLRPC
 
@@ -220,5 +221,47 @@ extension String {
     func replacingFirst(_ target: String, with replacement: String) -> String {
         guard let range = firstRange(of: target) else { return self }
         return String(self[..<range.lowerBound]) + replacement + String(self[range.upperBound...])
+    }
+    // MARK: Attributes (libxml2 checks a tag's attributes pairwise)
+
+    static func attributes(_ count: Int) -> String { (0..<count).map { " a\($0)=\"\"" }.joined() }
+
+    @Test func anElementWithManyAttributesIsRefusedBeforeParsing() throws {
+        for element in ["methodCall", "methodName", "value"] {
+            let crowded = "<methodCall><methodName>m</methodName><params><param><value><string>x</string></value></param></params></methodCall>"
+                .replacingOccurrences(of: "<\(element)>", with: "<\(element)\(Self.attributes(60_000))>")
+            let fault = try #require(callFault(Array(crowded.utf8)), "\(element)")
+            #expect(fault.code == -32700)
+            #expect(fault.message.contains("more than 16 attributes"), "\(fault.message)")
+        }
+        let sixteen = "<methodCall\(Self.attributes(16))><methodName>m</methodName></methodCall>"
+        #expect(callFaultCode(sixteen) == nil, "up to the limit is libxml2's to judge")
+        #expect(callFaultCode("<methodCall\(Self.attributes(17))><methodName>m</methodName></methodCall>") == -32700)
+        #expect(callFaultCode("<methodCall\(Self.attributes(17))><methodName>m</methodName></methodCall>",
+                              limits: XMLRPCLimits(maxAttributes: 20)) == nil)
+        // Single or double quotes, `=` and `>` inside a value: counted as one attribute each.
+        let quoted = "<methodCall" + (0..<16).map { " q\($0)='x=y>z' " }.joined() + "><methodName>m</methodName></methodCall>"
+        #expect(callFaultCode(quoted) == nil)
+    }
+
+    @Test func equalsSignsOutsideStartTagsAreNotAttributes() {
+        let markup = "<a " + (0..<40).map { "b\($0)=\"1\"" }.joined(separator: " ") + ">"
+        for inner in ["<string><![CDATA[\(markup)]]></string>", "<string>\(String(repeating: "a=b ", count: 100))</string>",
+                      "<!-- \(markup) --><string>x</string>", "<?pi \(markup)?><string>x</string>"] {
+            #expect(callFaultCode(callWithValue(inner)) == nil, "\(inner.prefix(40))")
+        }
+        // An end tag, a comment opener without its dashes, a CDATA section: none starts counting.
+        #expect(callFaultCode(callWithValue("<string>x</string  >")) == nil)
+    }
+
+    @Test func wideEncodingsAreScannedByTheirASCII() {
+        let crowded = "<?xml version=\"1.0\" encoding=\"UTF-16\"?><methodCall\(Self.attributes(17))><methodName>m</methodName></methodCall>"
+        var utf16: [UInt8] = [0xFF, 0xFE]
+        for unit in crowded.utf16 { utf16 += [UInt8(truncatingIfNeeded: unit), UInt8(truncatingIfNeeded: unit >> 8)] }
+        #expect(callFaultCode(utf16) == -32700)
+        let fine = "<?xml version=\"1.0\" encoding=\"UTF-16\"?><methodCall\(Self.attributes(2))><methodName>m</methodName></methodCall>"
+        var fineUTF16: [UInt8] = [0xFF, 0xFE]
+        for unit in fine.utf16 { fineUTF16 += [UInt8(truncatingIfNeeded: unit), UInt8(truncatingIfNeeded: unit >> 8)] }
+        #expect(callFaultCode(fineUTF16) == nil)
     }
 }

@@ -3,6 +3,7 @@ import HummingbirdCore
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore
+import NIOHTTP1
 import Prometheus
 import KioskConfig
 import KioskFiles
@@ -26,7 +27,7 @@ package struct HTTPMetricsMiddleware: RouterMiddleware {
         do {
             response = try await next(request, context)
         } catch {
-            let status = (error as? any HTTPResponseError)?.status.code ?? 500
+            let status = Self.status(of: error)
             metrics.observeHTTP(route: context.endpointPath ?? "unmatched", method: method, status: status,
                                 duration: start.duration(to: .now))
             inFlight.end()
@@ -61,6 +62,16 @@ package struct HTTPMetricsMiddleware: RouterMiddleware {
             try await body.write(counting)
         }
         return response
+    }
+
+    /// The status counted for a request that failed with `error`: the status of an HTTP error; for a
+    /// client that went away (closed the connection while its body was being read) 499, nginx's "client
+    /// closed request", and 400 for a body the HTTP parser refused; 500 only for the server's own errors.
+    static func status(of error: any Error) -> Int {
+        if let error = error as? any HTTPResponseError { return error.status.code }
+        if let error = error as? HTTPParserError { return error == .invalidEOFState ? 499 : 400 }
+        if error is ChannelError || error is IOError || error is CancellationError { return 499 }
+        return 500
     }
 }
 
