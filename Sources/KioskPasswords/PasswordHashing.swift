@@ -21,8 +21,8 @@ package struct PasswordHashing: PasswordHasher {
 
     /// Process-wide: the threads every check and hash runs on.
     package static let executor = BlockingExecutor(threads: max(1, System.coreCount / 2))
-    /// The checks waiting or running per username and per client, for hashers made without their own
-    /// (the CLI, the metrics scrape); a server's runtime has one of its own (`RuntimeFactory`).
+    /// The checks waiting or running per username and per client, for hashers made without their own;
+    /// a server's runtime has one of its own (`RuntimeFactory`). Checks outside a request are not limited.
     package static let admission = CheckAdmission(perUsername: 2, perClient: 4)
 
     package init(executor: BlockingExecutor = PasswordHashing.executor, admission: CheckAdmission = PasswordHashing.admission) {
@@ -32,10 +32,16 @@ package struct PasswordHashing: PasswordHasher {
 
     package func verify(_ password: String, against hash: String?, username: String) async throws -> Bool {
         let stored = hash.flatMap(StoredPasswordHash.init)
-        guard let ticket = admission.admit(username: username, client: RequestClient.address) else {
-            throw KioskError.tooManySignInAttempts(retryAfterSeconds: 1)
+        // Limits are for requests; a check made outside one (the CLI, start-up) has no client to limit.
+        let client = RequestClient.address
+        var ticket: CheckAdmission.Ticket?
+        if !client.isEmpty {
+            guard let admitted = admission.admit(username: username, client: client) else {
+                throw KioskError.tooManySignInAttempts(retryAfterSeconds: 1)
+            }
+            ticket = admitted
         }
-        defer { admission.release(ticket) }
+        defer { if let ticket { admission.release(ticket) } }
         return (try? await executor.run { Self.check(password, against: stored) }) ?? false
     }
 

@@ -44,6 +44,61 @@ import Testing
         #expect(misspeltResult.errors.contains("apps[0].demo_qouta: is not a known key (misspelt?)"))
     }
 
+    @Test func accountCommandsChangeTheStoredAccountsAsTheConsoleDoes() async throws {
+        let directory = temporaryDirectory()
+        let fileOwned = try writeTestConfiguration(in: directory.appendingPathComponent("file"))
+        let refused = try await ServerProcess.run(["account", "add", "--config", fileOwned, "--kind", "operator",
+                                                   "--username", "marta", "--generate"])
+        #expect(refused.status != 0 && refused.errors.contains("the configuration file owns the accounts"), "\(refused.errors)")
+
+        let config = try writeTestConfiguration(in: directory) { $0 + "\ncatalogue_source: console\n" }
+        func account(_ arguments: [String], stdin: String? = nil) async throws -> (status: Int32, output: String, errors: String) {
+            try await ServerProcess.run(["account"] + arguments + ["--config", config], stdin: stdin)
+        }
+        let before = try await account(["list"])
+        #expect(before.status == 0 && before.output.contains("api_client:kiosk") && before.output.contains("publisher:publisher (every edition)"),
+                "\(before.output)")
+        #expect(before.errors.contains("no operator"), "a fresh database says how to get into the console: \(before.errors)")
+
+        let short = try await account(["add", "--kind", "operator", "--username", "marta", "--role", "operator", "--password-stdin"],
+                                      stdin: "short\n")
+        #expect(short.status != 0 && short.errors.contains(PasswordRule.problem(with: "short") ?? "-"), "\(short.errors)")
+        let added = try await account(["add", "--kind", "operator", "--username", "marta", "--role", "operator", "--password-stdin"],
+                                      stdin: "marta-password\n")
+        #expect(added.status == 0, "\(added.errors)")
+        let again = try await account(["add", "--kind", "operator", "--username", "marta", "--generate"])
+        #expect(again.status != 0 && again.errors.contains("operator:marta: already exists"), "\(again.errors)")
+        let generated = try await account(["password", "--kind", "publisher", "--username", "publisher", "--generate"])
+        #expect(generated.status == 0, "\(generated.errors)")
+        let password = try #require(generated.output.split(separator: "\n").last { $0.hasPrefix("password of publisher:publisher: ") }
+            .map { String($0.dropFirst("password of publisher:publisher: ".count)) }, "\(generated.output)")
+        #expect(password.count == 24)
+        let missing = try await account(["role", "--username", "nobody", "--role", "editor"])
+        #expect(missing.status != 0 && missing.errors.contains("operator:nobody: no such account"), "\(missing.errors)")
+        #expect(try await account(["remove", "--kind", "api_client", "--username", "kiosk"]).status == 0)
+        let scope = try await ServerProcess.run(["publisher", "scope", "publisher", "--edition", "8", "--config", config])
+        #expect(scope.status == 0, "\(scope.errors)")
+
+        let after = try await account(["list"])
+        #expect(!after.output.contains("api_client:kiosk"), "\(after.output)")
+        #expect(after.output.contains("operator:marta (operator)") && after.output.contains("publisher:publisher (publications ; editions 8)"),
+                "\(after.output)")
+        #expect(!after.errors.contains("no operator"))
+        // The database holds what the console would have written: hashes that verify, and the audit log.
+        let store = try SQLiteKioskStore(path: directory.path + "/kiosk.sqlite")
+        let accounts = try await store.accounts()
+        let publisher = try #require(accounts.first { $0.kind == .publisher })
+        #expect(try await PasswordHashing().verify(password, against: publisher.passwordHash, username: ""))
+        let marta = try #require(accounts.first { $0.kind == .operator })
+        #expect(try await PasswordHashing().verify("marta-password", against: marta.passwordHash, username: ""))
+        let audit = try await store.auditEntries(limit: 10).map { "\($0.actor) \($0.action) \($0.subject) \($0.after)" }
+        #expect(audit.contains("command line account.add operator:marta operator:marta (operator)"), "\(audit)")
+        #expect(audit.contains("command line account.password publisher:publisher new password"), "\(audit)")
+        #expect(audit.contains("command line account.remove api_client:kiosk "), "\(audit)")
+        #expect(audit.allSatisfy { !$0.contains("$2b$") && !$0.contains(password) }, "no hash or password in the log")
+        await store.close()
+    }
+
     @Test func userPasswordAndUnlockFollowTheConsolesRules() async throws {
         let directory = temporaryDirectory()
         let config = try writeTestConfiguration(in: directory)

@@ -20,22 +20,8 @@ struct PublisherCommand: AsyncParsableCommand {
 
         func run() async throws {
             if every, !(publications.isEmpty && editions.isEmpty) { throw ValidationError("--every takes no --publication or --edition") }
-            let configuration = try options.loadConfiguration()
-            guard configuration.catalogueSource == .console else {
-                throw ValidationError("the configuration file owns the accounts (catalogue_source: file): set publications and editions under its publishers entry")
-            }
-            let store = try await StoreOptions.openStore(configuration)
-            var catalogue = try await store.catalogue()
-            guard let index = catalogue.accounts.firstIndex(where: { $0.kind == .publisher && $0.username == username }) else {
-                throw ValidationError("no publisher account \(username)")
-            }
-            let before = catalogue.accounts[index].scope.map(\.description) ?? "every edition"
-            catalogue.accounts[index].scope = every ? nil : PublisherScope(publications: Set(publications), editions: Set(editions))
-            try configuration.replacingCatalogue(with: catalogue).validate(file: "command line")
-            for change in try await store.syncCatalogue(catalogue, dryRun: false) { printOutput(change) }
-            let after = catalogue.accounts[index].scope.map(\.description) ?? "every edition"
-            try await store.recordAudit(AuditEntry(time: SystemClock().now, actor: "command line", action: "account.scope",
-                                                   subject: catalogue.accounts[index].label, before: before, after: after))
+            let scope = every ? nil : PublisherScope(publications: Set(publications), editions: Set(editions))
+            try await AccountCommand.apply(.scope(publisher: username, scope), options)
         }
     }
 }

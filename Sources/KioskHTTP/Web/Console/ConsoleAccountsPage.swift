@@ -30,75 +30,71 @@ extension ConsolePage {
         return render("console_accounts", text["accounts"] ?? "", view, notice: notice, status: status)
     }
 
-    /// One change to the accounts (`action`: `add`, `password`, `role`, `scope`, `remove`).
+    /// One change to the accounts (`action`: `add`, `password`, `role`, `scope`, `remove`), made by
+    /// `AccountAdministration` as the CLI makes it; never the signed-in operator's own role or account.
     func changeAccount(_ request: Request) async throws -> Response {
         try requireEditableCatalogue("accounts_from_file")
         let form = self.form ?? WebForm.empty
         func refuse(_ message: String) async throws -> Response { try await accounts(notice: message, status: .unprocessableContent) }
         guard let kind = AccountKind(rawValue: form.text("kind")) else { return try await refuse("kind: must be api_client, publisher or operator") }
         let username = form.text("username")
-        var catalogue = try await database.catalogue()
-        let index = catalogue.accounts.firstIndex { $0.kind == kind && $0.username == username }
-        let subject = Account(kind: kind, username: username, passwordHash: "").label
-        let before = index.map { Self.describe(catalogue.accounts[$0]) } ?? ""
         var generated: String?
-        let action = form.text("action")
-        switch action {
-        case "add", "password":
-            if action == "add", !Identifier.isUsername(username) { return try await refuse("username: \(Identifier.usernameRule)") }
-            guard (action == "add") == (index == nil) else {
-                return try await refuse(action == "add" ? "\(subject): already exists" : "\(subject): no such account")
-            }
-            let password: String
+        func password() -> Result<String, AccountAdministration.Refused> {
             switch Self.chosenPassword(form) {
-            case .typed(let typed): password = typed
-            case .generate: password = Self.generatePassword(); generated = password
-            case .refused(let problem): return try await refuse(problem)
+            case .typed(let typed): return .success(typed)
+            case .generate: generated = Self.generatePassword(); return .success(generated ?? "")
+            case .refused(let problem): return .failure(.invalid(problem))
             }
-            let hash = try await runtime.environment.service.passwords.hash(password)
-            if let index {
-                catalogue.accounts[index].passwordHash = hash
-            } else {
-                let role = kind == .operator ? OperatorRole(rawValue: form.text("role")) ?? .editor : nil
-                var scope: PublisherScope?
-                if kind == .publisher {
-                    switch Self.chosenScope(form) {
-                    case .success(let chosen): scope = chosen
-                    case .failure(let refused): return try await refuse(refused.message)
-                    }
+        }
+        let change: AccountAdministration.Change
+        switch form.text("action") {
+        case "add":
+            var scope: PublisherScope?
+            if kind == .publisher {
+                switch Self.chosenScope(form) {
+                case .success(let chosen): scope = chosen
+                case .failure(let refused): return try await refuse(refused.message)
                 }
-                catalogue.accounts.append(Account(kind: kind, username: username, passwordHash: hash, role: role, scope: scope))
+            }
+            switch password() {
+            case .success(let chosen):
+                change = .add(kind, username: username, password: chosen, role: OperatorRole(rawValue: form.text("role")), scope: scope)
+            case .failure(let refused): return try await refuse(refused.description)
+            }
+        case "password":
+            switch password() {
+            case .success(let chosen): change = .password(kind, username: username, password: chosen)
+            case .failure(let refused): return try await refuse(refused.description)
             }
         case "scope":
-            guard let index, kind == .publisher else { return try await refuse("scope: only a publisher has one") }
+            guard kind == .publisher else { return try await refuse("scope: only a publisher has one") }
             switch Self.chosenScope(form) {
-            case .success(let chosen): catalogue.accounts[index].scope = chosen
+            case .success(let chosen): change = .scope(publisher: username, chosen)
             case .failure(let refused): return try await refuse(refused.message)
             }
         case "role":
-            guard let index, kind == .operator, let role = OperatorRole(rawValue: form.text("role")) else {
+            guard kind == .operator, let role = OperatorRole(rawValue: form.text("role")) else {
                 return try await refuse("role: an operator's role is operator or editor")
             }
-            if catalogue.accounts[index].username == operatorAccount.username { return try await refuse(text["not_yourself"] ?? "") }
-            catalogue.accounts[index].role = role
+            change = .role(operator: username, role)
         case "remove":
-            guard let index else { return try await refuse("\(subject): no such account") }
-            if catalogue.accounts[index].label == operatorAccount.label { return try await refuse(text["not_yourself"] ?? "") }
-            catalogue.accounts.remove(at: index)
+            change = .remove(kind, username: username)
         default:
-            throw KioskHTTPError.badRequest("unknown action \"\(action.prefix(32))\"")
+            throw KioskHTTPError.badRequest("unknown action \"\(form.text("action").prefix(32))\"")
         }
-        if let problem = try problem(with: catalogue) { return try await refuse(problem) }
-        _ = try await database.syncCatalogue(catalogue, dryRun: false)
-        if action == "password" {
-            try await audit("account.password", subject, after: "new password")
-        } else {
-            try await audit("account." + action, subject, before: before,
-                            after: catalogue.accounts.first { $0.kind == kind && $0.username == username }.map(Self.describe) ?? "")
+        let administration = AccountAdministration(configuration: runtime.configuration, database: database,
+                                                   passwords: runtime.environment.service.passwords,
+                                                   clock: runtime.environment.service.clock, actor: operatorAccount.username)
+        do {
+            try await administration.apply(change, protecting: operatorAccount.username)
+        } catch AccountAdministration.Refused.notYourself {
+            return try await refuse(text["not_yourself"] ?? "")
+        } catch let refused as AccountAdministration.Refused {
+            return try await refuse(refused.description)
         }
         if let generated {
-            let shown = (text["generated_password"] ?? "") + " \(subject): \(generated)"
-            return try await accounts(notice: shown)
+            let subject = Account(kind: kind, username: username, passwordHash: "").label
+            return try await accounts(notice: (text["generated_password"] ?? "") + " \(subject): \(generated)")
         }
         return redirect("/admin/accounts#\(kind.rawValue)-\(username.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")")
     }
@@ -136,12 +132,6 @@ extension ConsolePage {
 
     struct ScopeRefused: Error {
         let message = "scope: publications and editions are lists of ids separated by commas, e.g. 1,2"
-    }
-
-    /// What the audit log shows of an account: its kind, name and role, never its hash.
-    static func describe(_ account: Account) -> String {
-        account.label + (account.role.map { " (\($0.rawValue))" } ?? "")
-            + (account.kind == .publisher ? " (" + (account.scope?.description ?? "every edition") + ")" : "")
     }
 
     enum PasswordChoice: Equatable {
