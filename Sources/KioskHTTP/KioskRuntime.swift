@@ -37,7 +37,11 @@ package final class KioskRuntime: Sendable {
 package struct ConsoleServices: Sendable {
     package let sessions: WebSessions
     package let database: any KioskDatabase
-    package init(sessions: WebSessions, database: any KioskDatabase) { self.sessions = sessions; self.database = database }
+    /// The set-up link of the first operator (kept across reloads by whoever makes the runtimes).
+    package let firstOperator: FirstOperatorSetup
+    package init(sessions: WebSessions, database: any KioskDatabase, firstOperator: FirstOperatorSetup = FirstOperatorSetup()) {
+        self.sessions = sessions; self.database = database; self.firstOperator = firstOperator
+    }
 }
 
 /// The runtime in force; requests read it once, reloads swap it.

@@ -23,6 +23,8 @@ struct RuntimeFactory: Sendable {
     var metrics: KioskMetrics?
     /// Password checks of every runtime this factory makes (so their admission limits hold across reloads).
     let passwords = PasswordHashing(admission: CheckAdmission(perUsername: 2, perClient: 4))
+    /// The first operator's set-up link, kept across reloads.
+    let firstOperator = FirstOperatorSetup()
     /// Where the PDF tools run (nil: as the server's user); found once at start.
     var pdfSandbox: Sandbox?
 
@@ -69,6 +71,6 @@ struct RuntimeFactory: Sendable {
                 sessions: WebSessions(cookieName: "kiosk_operator", path: "/admin", secret: secrets.consoleSessionKey,
                                       lifetimeSeconds: configuration.consoleSessionLifetimeSeconds, secure: configuration.servesTLS,
                                       sameSite: .strict),
-                database: store))
+                database: store, firstOperator: firstOperator))
     }
 }

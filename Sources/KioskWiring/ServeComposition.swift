@@ -57,6 +57,8 @@ public struct ServeComposition: Sendable {
         let runtime = RuntimeBox(try factory.makeRuntime(configuration))
         try await StartupChecks.warnAboutDevelopmentCredentials(configuration, store: store, logger: logger)
         try await StartupChecks.warnAboutUnscopedPublishers(store: store, logger: logger)
+        let offerSetup = try await StartupChecks.noOperator(configuration, store: store, logger: logger)
+            && configuration.catalogueSource == .console
 
         let server = configuration.server
         let reloader = ConfigurationReloader(source: source, host: configuration.server.host, factory: factory,
@@ -67,9 +69,20 @@ public struct ServeComposition: Sendable {
             onServerRunning: { [factory] channel in
                 Self.listening(on: channel, server: server, runtime: runtime, factory: factory,
                                secrets: secrets, logger: logger)
+                if offerSetup { Self.offerSetupLink(on: channel, runtime: runtime, factory: factory, logger: logger) }
             })
         try await app.runService()
         await store.close()
+    }
+
+    /// Prints the one-time link that creates the first operator (`FirstOperatorSetup`).
+    private static func offerSetupLink(on channel: any Channel, runtime: RuntimeBox, factory: RuntimeFactory, logger: Logger) {
+        let configuration = runtime.runtime.configuration
+        let base = configuration.server.publicURL
+            ?? "http://\(configuration.server.host):\(channel.localAddress?.port ?? configuration.server.port)"
+        let token = factory.firstOperator.offer()
+        logger.notice("no operator yet: open the set-up link once, from this machine or over TLS, to create the first one",
+                      metadata: ["link": .string("\(base)/admin/setup?token=\(token)")])
     }
 
     /// Once bound: links carry the port, so a picked free one replaces 0 in the runtime; then the start-up line.

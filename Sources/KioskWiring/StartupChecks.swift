@@ -32,6 +32,16 @@ package enum StartupChecks {
                        metadata: ["publishers": .string(unscoped.joined(separator: ","))])
     }
 
+    /// Whether nobody can sign in to the console (no operator stored). With the file owning the accounts,
+    /// a warning says how to add one; with the database, the caller offers the set-up link.
+    static func noOperator(_ configuration: KioskConfiguration, store: any KioskDatabase, logger: Logger) async throws -> Bool {
+        guard try await !store.accounts().contains(where: { $0.kind == .operator }) else { return false }
+        if configuration.catalogueSource == .file {
+            logger.warning("no operator can sign in to the console (/admin): add one under operators in the configuration, with a hash from `KioskServer hash-password`, or set catalogue_source: console and use the set-up link")
+        }
+        return true
+    }
+
     /// True when `KIOSK_REQUIRE_SANDBOX=1`: no sandbox for the PDF tools is a start-up failure.
     package static var requiresSandbox: Bool { ProcessInfo.processInfo.environment["KIOSK_REQUIRE_SANDBOX"] == "1" }
 

@@ -8,7 +8,7 @@ package enum WebTemplates {
         var library = MustacheLibrary()
         let templates = ["layout": layout, "shelf": shelf, "archive": archive, "issue": issue,
                          "account": account, "message": message, "search": search,
-                         "console_layout": consoleLayout, "console_sign_in": consoleSignIn, "console_dashboard": consoleDashboard,
+                         "console_layout": consoleLayout, "console_sign_in": consoleSignIn, "console_setup": consoleSetup, "console_dashboard": consoleDashboard,
                          "console_apps": consoleApps, "console_issues": consoleIssues, "console_issue": consoleIssue, "console_readers": consoleReaders,
                          "console_audit": consoleAudit, "console_accounts": consoleAccounts]
         for (name, text) in templates {

@@ -16,6 +16,8 @@ package struct ConsoleController {
     package func addRoutes(to group: RouterGroup<KioskRequestContext>) {
         group.get("/admin/sign-in", use: signInForm)
         group.post("/admin/sign-in", use: signIn)
+        group.get("/admin/setup") { request, context in try await ConsoleSetupPage(request: request, context: context).form() }
+        group.post("/admin/setup") { request, context in try await ConsoleSetupPage(request: request, context: context).create() }
         group.post("/admin/sign-out", use: console { page, _ in try await page.signOut() })
         group.get("/admin", use: console { page, request in try await page.dashboard(request) })
         group.get("/admin/apps", use: console { page, _ in try await page.apps() })

@@ -12,6 +12,8 @@ extension WebLanguage {
 package enum ConsoleStrings {
     package static let catalan: [String: String] = [
         "console": "Consola", "skip": "Salta al contingut", "sign_in": "Entra", "sign_out": "Surt",
+        "setup": "Primer operador", "setup_create": "Crea l'operador i entra",
+        "setup_hint": "Encara no hi ha cap operador. Creeu el primer: tindrà tots els permisos. Aquest enllaç només funciona una vegada.",
         "username": "Usuari", "password": "Contrasenya", "signed_in_as": "Heu entrat com a",
         "wrong_credentials": "Usuari o contrasenya incorrectes.", "locked_out": "Massa intents fallits; torneu-ho a provar més tard.",
         "dashboard": "Tauler", "apps": "Aplicacions", "issues": "Números", "readers": "Lectors", "audit": "Registre de canvis",
@@ -57,6 +59,8 @@ package enum ConsoleStrings {
 
     package static let english: [String: String] = [
         "console": "Console", "skip": "Skip to content", "sign_in": "Sign in", "sign_out": "Sign out",
+        "setup": "First operator", "setup_create": "Create the operator and sign in",
+        "setup_hint": "There is no operator yet. Create the first one: it may do everything. This link works once.",
         "username": "Username", "password": "Password", "signed_in_as": "Signed in as",
         "wrong_credentials": "Wrong username or password.", "locked_out": "Too many failed attempts; try again later.",
         "dashboard": "Dashboard", "apps": "Apps", "issues": "Issues", "readers": "Readers", "audit": "Audit log",

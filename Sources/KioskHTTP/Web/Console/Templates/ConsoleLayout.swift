@@ -43,6 +43,25 @@ extension WebTemplates {
     </html>
     """#
 
+    static let consoleSetup = #"""
+    {{<console_layout}}{{$main}}
+    {{#content}}
+    <section style="max-width:28rem">
+    <h1>{{t.setup}}</h1>
+    <p>{{t.setup_hint}}</p>
+    {{#problem}}<p class="notice" role="alert">{{.}}</p>{{/problem}}
+    <form method="post" action="/admin/setup?token={{token}}">
+    <input type="hidden" name="csrf" value="{{csrf}}">
+    <p><label for="username">{{t.username}}</label><br><input id="username" name="username" autocomplete="username" required autofocus></p>
+    <p><label for="password">{{t.password}}</label><br><input id="password" name="password" type="password" autocomplete="new-password" minlength="8" required></p>
+    <p><label for="password2">{{t.password_again}}</label><br><input id="password2" name="password2" type="password" autocomplete="new-password" minlength="8" required></p>
+    <p><button type="submit">{{t.setup_create}}</button></p>
+    </form>
+    </section>
+    {{/content}}
+    {{/main}}{{/console_layout}}
+    """#
+
     static let consoleSignIn = #"""
     {{<console_layout}}{{$main}}
     {{#content}}
