@@ -37,7 +37,8 @@ public struct KioskRequestContext: RequestContext, KioskRPCContext {
     public var environment: KioskRPCEnvironment { runtime.environment }
 }
 
-/// Pins the current runtime (configuration snapshot) to the request, so a reload never changes a request midway.
+/// Pins the current runtime (configuration snapshot) to the request, so a reload never changes a request midway,
+/// and gives the request its client (`RequestClient`) and its catalogue snapshot (`CatalogueSnapshot`).
 package struct RuntimeMiddleware: RouterMiddleware {
     package typealias Context = KioskRequestContext
     package let current: RuntimeBox
@@ -46,8 +47,9 @@ package struct RuntimeMiddleware: RouterMiddleware {
                 next: (Request, Context) async throws -> Response) async throws -> Response {
         var context = context
         context.runtime = current.runtime
+        let snapshot = CatalogueSnapshot(store: context.runtime.environment.service.store)
         return try await RequestClient.$address.withValue(Self.client(of: request, peer: context.remoteAddress)) {
-            try await next(request, context)
+            try await CatalogueSnapshot.$current.withValue(snapshot) { try await next(request, context) }
         }
     }
 

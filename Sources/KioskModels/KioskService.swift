@@ -305,7 +305,7 @@ public struct KioskService: Sendable {
     /// the catalogue version moved (a console change, a sync, on any instance).
     public func storedWebKiosk(appKey: String) async throws -> AppWebKiosk? {
         let store = self.store, memo = catalogueMemo
-        let version = memo.byteLimit > 0 ? try await store.catalogueVersion() : 0
+        let version = memo.byteLimit > 0 ? try await CatalogueSnapshot.version(of: store) : 0
         return try await memo.webKiosk(appKey: appKey, version: version, read: { try await store.webKiosk(appKey: appKey) })
     }
 
@@ -313,7 +313,7 @@ public struct KioskService: Sendable {
     /// is read only when it keeps anything); refused as `requireOffered` refuses, or `noPublishedIssue`.
     private func offeredIssue(appKey: String, editionID: Int, date: IssueDate) async throws -> (OfferedEdition, IssueContents) {
         let store = self.store, memo = catalogueMemo
-        let version = memo.byteLimit > 0 ? try await store.catalogueVersion() : 0
+        let version = memo.byteLimit > 0 ? try await CatalogueSnapshot.version(of: store) : 0
         let offered = try await required(memo.offeredEdition(appKey: appKey, editionID: editionID, version: version, read: {
             try await store.offeredEdition(appKey: appKey, editionID: editionID)
         }), appKey: appKey, editionID: editionID)

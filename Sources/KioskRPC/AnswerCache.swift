@@ -98,7 +98,7 @@ extension KioskRPCEnvironment {
     func cachedAnswer(_ method: String, _ arguments: [String], versioned: Bool, now: Int64,
                       make: () async throws -> XMLRPCValue) async throws -> (answer: XMLRPCValue, kept: Bool) {
         guard answers.byteLimit > 0 else { return (try await make(), false) }
-        let version = versioned ? try await service.store.catalogueVersion() : nil
+        let version = versioned ? try await CatalogueSnapshot.version(of: service.store) : nil
         if let kept = keptAnswer(method, arguments, catalogueVersion: version, now: now) { return (kept, true) }
         observer.answerCache(method: method, hit: false)
         let made = try await make()
