@@ -51,7 +51,7 @@ package func buildApplication(
     let configuration = runtime.runtime.configuration
     let serverName = "Kiosk"
     let keptAnswers = KeptRPCAnswers(runtime: runtime, paths: configuration.rpcRoutes, metrics: metrics,
-                                     serverName: serverName, enabled: logger.logLevel > .debug)
+                                     serverName: serverName, logger: logger)
     let http1 = HTTPServerBuilder.kioskHTTP1(
         configuration: .init(additionalChannelHandlers: [CloseAfterResponseHandler()],
                              idleTimeout: .seconds(Int64(widening: configuration.server.idleTimeoutSeconds))),

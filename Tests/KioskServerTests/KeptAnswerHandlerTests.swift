@@ -235,6 +235,45 @@ import Testing
         #expect(result["closed"] as? Bool == true, "then idle, it is closed")
     }
 
+    @Test func aDebugLevelServerAnswersTheSameBytesAsAnInfoLevelOne() async throws {
+        func answers(logLevel: String) async throws -> (bodies: [String], log: String, onConnection: Double) {
+            let directory = temporaryDirectory()
+            let config = try writeTestConfiguration(in: directory) {
+                $0.replacingOccurrences(of: "# samples: none", with: "samples: \(TestKiosk.repositoryRoot)/Samples")
+            }
+            let server = try await ServerProcess(["--config", config, "--log-level", logLevel], environment: EndToEndTests.environment)
+            defer { server.signal(SIGKILL) }
+            let output = try await runClient("python3", ["-c", """
+                import base64, http.client, json, re, xmlrpc.client
+                auth = "Basic " + base64.b64encode(b"kiosk:secret").decode()
+                c = http.client.HTTPConnection("127.0.0.1", \(server.port))
+                calls = [("epquiosc.getEdicions", ("quiosc", "")), ("epquiosc.getDarrersEdicio", ("quiosc", "", "1", "", 7, "DESC")),
+                         ("epquiosc.getEdicio", ("quiosc", "", "8", "2025-05-31", "", "ios"))]
+                bodies = []
+                for _ in range(3):   # the second and third of each are kept answers
+                    for method, params in calls:
+                        c.request("POST", "/RPC2", xmlrpc.client.dumps(params, method), {"Authorization": auth, "Content-Type": "text/xml"})
+                        r = c.getresponse()
+                        bodies.append("%d %s %s" % (r.status, r.getheader("Content-Type"),
+                                                    r.read().decode().replace(":\(server.port)/", ":PORT/")))
+                c.request("GET", "/metrics")
+                text = c.getresponse().read().decode()
+                found = re.search(r"^kiosk_rpc_answered_on_connection_total (\\S+)$", text, re.M)
+                print(json.dumps({"bodies": bodies, "on_connection": float(found.group(1)) if found else -1}))
+                """])
+            let report = try #require(try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String: Any], "\(output)")
+            return (report["bodies"] as? [String] ?? [], server.log, report["on_connection"] as? Double ?? -1)
+        }
+        let info = try await answers(logLevel: "info")
+        let debug = try await answers(logLevel: "debug")
+        #expect(info.bodies.count == 9 && info.bodies.allSatisfy { $0.hasPrefix("200 text/xml") }, "\(info.bodies.map { $0.prefix(80) })")
+        #expect(debug.bodies == info.bodies, "the same answers, byte for byte, at both levels")
+        #expect(info.onConnection > 0 && debug.onConnection == info.onConnection,
+                "kept answers are given on the connection at both levels: \(info.onConnection) and \(debug.onConnection)")
+        #expect(debug.log.contains("kiosk.answered_on_connection"), "and logged at debug as the router logs a request")
+        #expect(!info.log.contains("kiosk.answered_on_connection"))
+    }
+
     @Test func theStateMachineHoldsOnlyWhatItMayAnswer() {
         var state = KeptAnswerHandler.StateMachine()
         let post = HTTPRequest(method: .post, scheme: nil, authority: nil, path: "/RPC2")

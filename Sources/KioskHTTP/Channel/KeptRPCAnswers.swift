@@ -1,5 +1,6 @@
 import HTTPTypes
 import KioskRPC
+import Logging
 import NIOCore
 
 /// The XML-RPC calls a connection answers on its own event loop (`KeptAnswerHandler`), without the
@@ -11,8 +12,8 @@ import NIOCore
 /// already accepted for the API clients of the store's catalogue version read now
 /// (`KioskStore.catalogueVersionAtOnce`), and an answer kept under that same version. Anything else,
 /// faults included, goes the usual way, which also keeps the answers. Metrics count such an answer as
-/// the router would (HTTP request, method call, answer-cache hit); with request logging on (debug),
-/// nothing is answered here, so every request is logged.
+/// the router would (HTTP request, method call, answer-cache hit), and with request logging on (debug)
+/// each is logged as the router's `LogRequestsMiddleware` logs it: the answers are the same at every level.
 package struct KeptRPCAnswers: Sendable {
     /// The runtime in force (`RuntimeBox`).
     package let runtime: RuntimeBox
@@ -22,16 +23,16 @@ package struct KeptRPCAnswers: Sendable {
     private let metrics: KioskMetrics?
     /// The `Server` header the application sets.
     private let serverName: String
-    /// Answers here are allowed (request logging is off).
-    private let enabled: Bool
+    /// Where a request answered here is logged at `debug`, as the router logs every request.
+    private let logger: Logger
 
-    package init(runtime: RuntimeBox, paths: [String], metrics: KioskMetrics?, serverName: String, enabled: Bool) {
+    package init(runtime: RuntimeBox, paths: [String], metrics: KioskMetrics?, serverName: String, logger: Logger) {
         self.runtime = runtime
         self.paths = Dictionary(paths.map { ($0, metrics?.httpSeries(route: $0, method: "POST", status: 200)) },
                                 uniquingKeysWith: { first, _ in first })
         self.metrics = metrics
         self.serverName = serverName
-        self.enabled = enabled
+        self.logger = logger
     }
 
     /// The largest body collected to be answered here.
@@ -39,7 +40,7 @@ package struct KeptRPCAnswers: Sendable {
 
     /// Whether a request with this head may be answered here; its body is then collected.
     func mayAnswer(_ request: HTTPRequest) -> Bool {
-        guard enabled, request.method == .post, let path = request.path, paths[path] != nil else { return false }
+        guard request.method == .post, let path = request.path, paths[path] != nil else { return false }
         var length: Int?, authorized = false
         for field in request.headerFields {
             switch field.name {
@@ -79,6 +80,10 @@ package struct KeptRPCAnswers: Sendable {
                 KioskMethods.keptAnswer(to: call, catalogueVersion: version, env: runtime.environment)
             }
         }) else { return nil }
+        logger.debug("Request", metadata: [
+            "hb.request.path": .string(request.path ?? ""), "hb.request.method": .string(request.method.rawValue),
+            "kiosk.answered_on_connection": "true",
+        ])
         if let metrics, let path = request.path, let series = paths[path] ?? nil {
             metrics.rpcAnsweredOnConnection.increment()
             series.observe(start.duration(to: .now))
