@@ -50,13 +50,19 @@ package final class StoredAccounts: Sendable {
         state.withLockedValue { $0?.version == version ? $0?.snapshot : nil }
     }
 
-    /// The accounts as of the store's current catalogue version (read after this call began). While the
+    /// The accounts as of the request's catalogue snapshot (`CatalogueSnapshot`), or outside a request of the
+    /// store's current catalogue version (read after this call began, shared by concurrent callers). While the
     /// store cannot be read, the accounts last read (whatever the request then does needs the store too,
     /// and fails as it would have: an XML-RPC call with `-32603`); with none read yet, the store's error.
     package func current() async throws -> Snapshot {
         let version: Int64, accounts: [Account]
         do {
-            version = try await self.version.value()
+            // In a request, the request's catalogue snapshot: the kept answers and the memo use the same one.
+            if let snapshot = CatalogueSnapshot.current {
+                version = try await snapshot.catalogueVersion()
+            } else {
+                version = try await self.version.value()
+            }
             if let known = state.withLockedValue({ $0 }), known.version == version { return known.snapshot }
             accounts = try await store.accounts()
         } catch {
