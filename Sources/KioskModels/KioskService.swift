@@ -22,21 +22,19 @@ public struct KioskService: Sendable {
 
     // MARK: Catalogue
 
-    /// `getEdicions`: the app's editions that have a published issue, by line order. `identityKey` is
-    /// whatever the app sent (a key, its device id, or nothing) and is only recorded as seen.
-    public func editions(appKey: String, identityKey: String) async throws -> [EditionListing] {
+    /// `getEdicions`: the app's editions that have a published issue, by line order. (The caller's
+    /// `idenkey` is noted as seen by the wire method, for made and kept answers alike: `noteSeen`.)
+    public func editions(appKey: String) async throws -> [EditionListing] {
         let listings = try await store.editionListings(appKey: appKey)
         if listings.isEmpty { _ = try await requireApp(appKey) }
-        noteSeen(appKey: appKey, identityKey: identityKey)
         return listings
     }
 
-    /// `getDarrersEdicio`; `identityKey` as for `editions`.
-    public func issues(appKey: String, identityKey: String, editionID: Int, from date: IssueDate?,
+    /// `getDarrersEdicio`: up to `limit` issues of an edition the app offers, around `date`.
+    public func issues(appKey: String, editionID: Int, from date: IssueDate?,
                        direction: ListingDirection, limit: Int) async throws -> (OfferedEdition, [IssueSummary]) {
         let offered = try await requireOffered(appKey: appKey, editionID: editionID)
         let issues = try await store.issues(editionID: editionID, from: date, direction: direction, limit: limit)
-        noteSeen(appKey: appKey, identityKey: identityKey)
         return (offered, issues)
     }
 

@@ -49,6 +49,12 @@ struct CatalogueCall {
         }
     }
 
+    /// Notes the caller's device as seen: the one place for every answer of a catalogue call, made or
+    /// kept, whichever way it was given (the router, or the connection's kept answers).
+    func noteCaller(in service: KioskService) {
+        service.noteSeen(appKey: appKey, identityKey: identityKey)
+    }
+
     /// The name its answers are kept under.
     var cacheMethod: String { listing == nil ? "getEdicions" : "getDarrersEdicio" }
 
@@ -69,7 +75,7 @@ extension KioskMethods {
               let answer = env.keptAnswer(catalogueCall.cacheMethod, catalogueCall.cacheArguments,
                                           catalogueVersion: catalogueVersion, now: env.service.clock.now)
         else { return nil }
-        env.service.noteSeen(appKey: catalogueCall.appKey, identityKey: catalogueCall.identityKey)
+        catalogueCall.noteCaller(in: env.service)
         return answer
     }
 }

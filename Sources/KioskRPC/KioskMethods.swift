@@ -63,8 +63,8 @@ public enum KioskMethods {
         let call = try CatalogueCall.getEdicions(params)
         let service = env.service
         let now = service.clock.now
-        let (answer, kept) = try await env.cachedAnswer(call.cacheMethod, call.cacheArguments, versioned: true, now: now) {
-            let listings = try await service.editions(appKey: call.appKey, identityKey: call.identityKey)
+        let (answer, _) = try await env.cachedAnswer(call.cacheMethod, call.cacheArguments, versioned: true, now: now) {
+            let listings = try await service.editions(appKey: call.appKey)
             return .array(listings.map { listing in
                 var members = editionMembers(listing.offered, date: listing.newest.date)
                 members.insert(XMLRPCMember("ordre", .string(String(listing.offered.line.order))), at: 5)
@@ -72,7 +72,7 @@ public enum KioskMethods {
                 return .structure(members)
             })
         }
-        if kept { service.noteSeen(appKey: call.appKey, identityKey: call.identityKey) }
+        call.noteCaller(in: service)
         return answer
     }
 
@@ -80,15 +80,15 @@ public enum KioskMethods {
         let (call, listing) = try CatalogueCall.listingCall(params)
         let service = env.service
         let now = service.clock.now
-        let (answer, kept) = try await env.cachedAnswer(call.cacheMethod, call.cacheArguments, versioned: true, now: now) {
+        let (answer, _) = try await env.cachedAnswer(call.cacheMethod, call.cacheArguments, versioned: true, now: now) {
             let (offered, issues) = try await service.issues(
-                appKey: call.appKey, identityKey: call.identityKey, editionID: listing.editionID, from: listing.date,
+                appKey: call.appKey, editionID: listing.editionID, from: listing.date,
                 direction: listing.direction, limit: listing.count)
             return .array(issues.map { issue in
                 .structure(editionMembers(offered, date: issue.date) + [XMLRPCMember("portada", .string(cover(issue, env, now)))])
             })
         }
-        if kept { service.noteSeen(appKey: call.appKey, identityKey: call.identityKey) }
+        call.noteCaller(in: service)
         return answer
     }
 

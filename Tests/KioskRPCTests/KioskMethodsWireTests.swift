@@ -32,6 +32,25 @@ import XMLRPC
         #expect(try await wire.fault("epquiosc.getEdicions", ["<array><data/></array>", ""])?.code == -32602)
     }
 
+    @Test func theListingsNoteTheirCallerForMadeAndKeptAnswersButNotForFaults() async throws {
+        let wire = try await Wire()
+        _ = try await wire.value("epquiosc.getEdicions", ["quiosc", "made-1"])
+        _ = try await wire.value("epquiosc.getEdicions", ["quiosc", "kept-2"])          // the same answer, kept
+        _ = try await wire.value("epquiosc.getDarrersEdicio", ["quiosc", "made-3", "1", "", "7", "DESC"])
+        _ = try await wire.value("epquiosc.getDarrersEdicio", ["quiosc", "kept-4", "1", "", "7", "DESC"])
+        _ = try await wire.fault("epquiosc.getDarrersEdicio", ["presencia", "refused-5", "2", "", "7", "DESC"])
+        _ = try await wire.fault("epquiosc.getEdicions", ["nope", "refused-6"])
+        #expect(wire.sections.cacheLookups.contains("getEdicions:hit") && wire.sections.cacheLookups.contains("getDarrersEdicio:hit"))
+        var devices: [String: Int] = [:]
+        for _ in 0..<100 {
+            devices = Dictionary(uniqueKeysWithValues: try await wire.fixture.store.statistics(StatisticsQuery()).activeDevices
+                .map { ($0.appKey, $0.devices) })
+            if devices == ["quiosc": 4] { break }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(devices == ["quiosc": 4], "four callers answered, two refused")
+    }
+
     @Test func getDarrersEdicioWalksBothWaysWithLenientParameters() async throws {
         let wire = try await Wire()
         func dates(_ params: [String]) async throws -> [String] {

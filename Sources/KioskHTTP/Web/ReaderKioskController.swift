@@ -148,7 +148,7 @@ struct ReaderPage: Sendable {
     // MARK: Pages
 
     func shelf() async throws -> (name: String, title: String, content: Any?) {
-        let listings = try await environment.service.editions(appKey: app.key, identityKey: "")
+        let listings = try await environment.service.editions(appKey: app.key)
         let editions = listings.map { listing in
             ShelfView.Edition(
                 title: listing.offered.publicationName, edition: listing.offered.edition.name,
@@ -163,7 +163,7 @@ struct ReaderPage: Sendable {
     func archive() async throws -> (name: String, title: String, content: Any?) {
         let service = environment.service
         let editionID = try editionID()
-        let (offered, newest) = try await service.issues(appKey: app.key, identityKey: "", editionID: editionID,
+        let (offered, newest) = try await service.issues(appKey: app.key, editionID: editionID,
                                                          from: nil, direction: .descending, limit: 1)
         let chosen: IssueMonth?
         if let monthParameter, !monthParameter.isEmpty {
@@ -175,12 +175,12 @@ struct ReaderPage: Sendable {
             chosen = newest.first.map { IssueMonth($0.date) }
         }
         guard let month = chosen else { throw KioskError.noPublishedIssue(editionID: editionID, date: nil) }
-        let (_, inMonth) = try await service.issues(appKey: app.key, identityKey: "", editionID: editionID,
+        let (_, inMonth) = try await service.issues(appKey: app.key, editionID: editionID,
                                                     from: month.last, direction: .descending, limit: 31)
         let before = month.first == .earliest ? [] : try await service.issues(
-            appKey: app.key, identityKey: "", editionID: editionID, from: month.first.adding(days: -1), direction: .descending, limit: 1).1
+            appKey: app.key, editionID: editionID, from: month.first.adding(days: -1), direction: .descending, limit: 1).1
         let after = month.last == .latest ? [] : try await service.issues(
-            appKey: app.key, identityKey: "", editionID: editionID, from: month.last.adding(days: 1), direction: .ascending, limit: 1).1
+            appKey: app.key, editionID: editionID, from: month.last.adding(days: 1), direction: .ascending, limit: 1).1
         let archiveURL = "\(base)/edicio/\(editionID)"
         let view = ArchiveView(
             title: offered.publicationName, edition: offered.edition.name, monthLabel: month.label(language),
