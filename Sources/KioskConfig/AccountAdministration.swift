@@ -107,6 +107,13 @@ package struct AccountAdministration: Sendable {
         return report
     }
 
+    /// A new password of 24 characters from a 64-letter alphabet (144 bits), from the system's generator:
+    /// what the console and the CLI give when asked to generate one.
+    package static func generatedPassword() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return Base64URL.encode((0..<18).map { _ in UInt8.random(in: 0...255, using: &generator) })
+    }
+
     /// What the audit log shows of an account: its kind, name and role or scope, never its hash.
     package static func describe(_ account: Account) -> String {
         account.label + (account.role.map { " (\($0.rawValue))" } ?? "")

@@ -45,10 +45,7 @@ struct AccountCommand: AsyncParsableCommand {
 
         func password() throws -> String {
             guard passwordStdin != generate else { throw ValidationError("give one of --password-stdin and --generate") }
-            if generate {
-                var generator = SystemRandomNumberGenerator()
-                return Base64URL.encode((0..<18).map { _ in UInt8.random(in: 0...255, using: &generator) })
-            }
+            if generate { return AccountAdministration.generatedPassword() }
             return try UserCommand.passwordFromStandardInput(true)
         }
     }

@@ -42,7 +42,10 @@ extension ConsolePage {
         func password() -> Result<String, AccountAdministration.Refused> {
             switch Self.chosenPassword(form) {
             case .typed(let typed): return .success(typed)
-            case .generate: generated = Self.generatePassword(); return .success(generated ?? "")
+            case .generate:
+                let made = AccountAdministration.generatedPassword()
+                generated = made
+                return .success(made)
             case .refused(let problem): return .failure(.invalid(problem))
             }
         }
@@ -145,14 +148,7 @@ extension ConsolePage {
         let password = form["password"] ?? "", again = form["password2"] ?? ""
         if password.isEmpty && again.isEmpty { return .generate }
         guard password == again else { return .refused("password: the two passwords differ") }
-        if let problem = PasswordRule.problem(with: password) { return .refused(problem) }
-        return .typed(password)
-    }
-
-    /// 24 random characters from a 64-letter alphabet (144 bits), from the system's generator.
-    static func generatePassword() -> String {
-        var generator = SystemRandomNumberGenerator()
-        return Base64URL.encode((0..<18).map { _ in UInt8.random(in: 0...255, using: &generator) })
+        return .typed(password)   // its rule is `AccountAdministration`'s
     }
 }
 

@@ -49,17 +49,18 @@ package final class FirstOperatorSetup: Sendable {
 struct ConsoleSetupPage {
     let request: Request
     let context: KioskRequestContext
-    let language: WebLanguage
+    /// The signed-out forms' nonce and CSRF token, as the sign-in page has them.
+    let signedOut: ConsoleSignIn
 
-    init(request: Request, context: KioskRequestContext) {
+    init(request: Request, context: KioskRequestContext) async throws {
         self.request = request
         self.context = context
-        language = WebLanguage(acceptLanguage: request.headers[.acceptLanguage])
+        signedOut = try await ConsoleSignIn(request: request, context: context)
     }
 
     private var setup: FirstOperatorSetup { context.runtime.console.firstOperator }
     private var sessions: WebSessions { context.runtime.console.sessions }
-    private var text: [String: String] { language.consoleStrings }
+    private var text: [String: String] { signedOut.language.consoleStrings }
 
     /// Refuses unless the link may be used here and now: 403 from elsewhere than this machine without TLS,
     /// 404 for a token not on offer or once an operator exists.
@@ -75,13 +76,11 @@ struct ConsoleSetupPage {
     func form(problem: String? = nil, status: HTTPResponse.Status = .ok) async throws -> Response {
         let token = request.uri.queryParameters.get("token") ?? ""
         try await requireUsable(token)
-        let cookie = request.cookies[ConsoleSignIn.nonceCookie]?.value
-        let nonce = cookie.flatMap { $0.utf8.count == 43 ? $0 : nil } ?? ConsoleSignIn.newNonce()
+        let nonce = signedOut.formNonce
         let view = SetupView(csrf: sessions.csrfToken(binding: nonce), token: token, problem: problem)
-        var response = ConsoleRendering.page(status, template: "console_setup", title: text["setup"] ?? "", language: language,
-                                             frame: nil, content: view)
-        response.setCookie(Cookie(name: ConsoleSignIn.nonceCookie, value: nonce, maxAge: 3600, path: "/admin",
-                                  secure: sessions.secure, httpOnly: true, sameSite: .strict))
+        var response = ConsoleRendering.page(status, template: "console_setup", title: text["setup"] ?? "",
+                                             language: signedOut.language, frame: nil, content: view)
+        signedOut.setNonceCookie(nonce, on: &response)
         response.headers[.cacheControl] = "no-store"
         return response
     }
@@ -90,7 +89,7 @@ struct ConsoleSetupPage {
         let form = try await WebForm(request)
         let token = request.uri.queryParameters.get("token") ?? ""
         try await requireUsable(token)
-        guard let nonce = request.cookies[ConsoleSignIn.nonceCookie]?.value, sessions.acceptsCSRF(form.text("csrf"), binding: nonce) else {
+        guard signedOut.acceptsCSRF(of: form) else {
             throw KioskHTTPError.forbidden("the form's CSRF token is missing or stale; reload the page and try again")
         }
         let username = form.text("username"), password = form["password"] ?? ""

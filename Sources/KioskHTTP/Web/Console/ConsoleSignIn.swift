@@ -22,19 +22,32 @@ struct ConsoleSignIn {
     private var sessions: WebSessions { context.runtime.console.sessions }
 
     func form(problem: String?, status: HTTPResponse.Status = .ok) async throws -> Response {
-        var response: Response
-        let nonce = self.nonce.flatMap { $0.utf8.count == 43 ? $0 : nil } ?? Self.newNonce()
-        let view = SignInView(csrf: sessions.csrfToken(binding: nonce), problem: problem)
-        response = ConsoleRendering.page(status, template: "console_sign_in", title: language.consoleStrings["sign_in"] ?? "",
-                                         language: language, frame: nil, content: view)
+        let nonce = formNonce
+        var response = ConsoleRendering.page(status, template: "console_sign_in", title: language.consoleStrings["sign_in"] ?? "",
+                                             language: language, frame: nil,
+                                             content: SignInView(csrf: sessions.csrfToken(binding: nonce), problem: problem))
+        setNonceCookie(nonce, on: &response)
+        return response
+    }
+
+    /// The nonce a signed-out form's CSRF token is bound to: the request's cookie's, or a new one.
+    var formNonce: String { nonce.flatMap { $0.utf8.count == 43 ? $0 : nil } ?? Self.newNonce() }
+
+    /// Sets the nonce cookie a signed-out form's answer carries.
+    func setNonceCookie(_ nonce: String, on response: inout Response) {
         response.setCookie(Cookie(name: Self.nonceCookie, value: nonce, maxAge: 3600, path: "/admin",
                                   secure: sessions.secure, httpOnly: true, sameSite: .strict))
-        return response
+    }
+
+    /// Whether a posted signed-out form carries the CSRF token bound to the request's nonce cookie.
+    func acceptsCSRF(of form: WebForm) -> Bool {
+        guard let nonce else { return false }
+        return sessions.acceptsCSRF(form.text("csrf"), binding: nonce)
     }
 
     func signIn(_ request: Request) async throws -> Response {
         let form = try await WebForm(request)
-        guard let nonce, sessions.acceptsCSRF(form.text("csrf"), binding: nonce) else {
+        guard acceptsCSRF(of: form) else {
             throw KioskHTTPError.forbidden("the sign-in form's CSRF token is missing or stale; reload the page and try again")
         }
         let username = form.text("username"), password = form["password"] ?? ""
