@@ -112,8 +112,10 @@ final class CatalogueVersionListener: Service, Sendable {
                 let heardFor = ContinuousClock.now
                 do {
                     try await listenOnce()
-                } catch {
+                } catch where !Task.isCancelled {
                     lose(because: error)
+                } catch {
+                    break   // shutting down: not a loss
                 }
                 if Task.isCancelled { break }
                 // A connection that listened for a while starts the delays again.
@@ -121,7 +123,7 @@ final class CatalogueVersionListener: Service, Sendable {
                 let delay = Self.retryDelays[min(failures, Self.retryDelays.count - 1)]
                 do { try await Task.sleep(for: delay) } catch { break }
             }
-            lose(because: nil)
+            watch.withLock { $0.lost() }   // shut down: forgotten, not counted as a loss
         }
     }
 
@@ -172,19 +174,18 @@ final class CatalogueVersionListener: Service, Sendable {
     }
 
     /// Forgets the version (calls read it again) and says so once per loss.
-    private func lose(because error: (any Error)?) {
+    private func lose(because error: any Error) {
         let wasKnown = watch.withLock { watch in
             defer { watch.lost() }
             return watch.versionAtOnce != nil
         }
-        guard wasKnown || error != nil else { return }
-        if wasKnown { observer?.catalogueListener(connected: false) }
-        if let error, wasKnown {
-            logger.warning("catalogue listener lost: reading the catalogue version per call until it listens again",
-                           metadata: ["error": "\(ConnectionLeaser.readable(error, database: "catalogue listener"))"])
-        } else if let error {
+        guard wasKnown else {
             logger.debug("catalogue listener not listening yet", metadata: ["error": "\(error)"])
+            return
         }
+        observer?.catalogueListener(connected: false)
+        logger.warning("catalogue listener lost: reading the catalogue version per call until it listens again",
+                       metadata: ["error": "\(ConnectionLeaser.readable(error, database: "catalogue listener"))"])
     }
 
     static func readVersion(_ connection: PostgresConnection, logger: Logger) async throws -> Int64 {
