@@ -69,7 +69,8 @@ public struct IssuePublisher: Sendable {
         let lock = try await directory.lockIssue(editionID: editionID, date: date)
         defer { lock.unlock() }
         var revision = try await registry.nextRevision(editionID: editionID, date: date)
-        revision = max(revision, Self.highestRevisionOnDisk(directory: directory, editionID: editionID, date: date) + 1)
+        let onDisk = try await executor.run { Self.highestRevisionOnDisk(directory: directory, editionID: editionID, date: date) }
+        revision = max(revision, onDisk + 1)
         let header = BundleManifest.Header(editionID: editionID, publicationName: titol, editionName: edition.name,
                                            date: date, revision: revision)
         let bundlePages = manifest.pages.map { BundleManifest.Page(number: $0.number, section: $0.section) }
