@@ -310,7 +310,7 @@ extension KioskMetrics: CacheObserver {
     }
 
     package func cacheEvicted(cache: String, entries: Int, reason: CacheEviction) {
-        cacheEvictions[Pair(cache, reason)].increment(by: Int64(entries))
+        cacheEvictions[Pair(cache, reason)].increment(by: Int64(widening: entries))
     }
 }
 
