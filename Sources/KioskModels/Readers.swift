@@ -74,3 +74,13 @@ public struct DemoOutcome: Sendable, Hashable {
     public var consumed: Int
     public init(granted: Bool, consumed: Int) { self.granted = granted; self.consumed = consumed }
 }
+
+/// What became of a sighting an app reported (`KioskStore.recordActivity`).
+public enum SightingOutcome: Sendable, Hashable {
+    /// Queued for writing.
+    case queued
+    /// Already written (or queued) today by this process, or the queue is full.
+    case known
+    /// The app already has `ActivityLog.perAppDayLimit` keys today: counted, not kept.
+    case overLimit
+}

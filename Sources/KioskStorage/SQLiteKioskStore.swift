@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import KioskModels
+import KioskStoreSupport
 
 /// The embedded store: one SQLite file in WAL mode through a GRDB `DatabasePool`.
 ///
