@@ -4,22 +4,26 @@ import PostgresNIO
 
 extension PostgresKioskStore {
     public func catalogue() async throws -> Catalogue {
-        try await read { [self] c in
-            let publications = try await c.rows("SELECT id, name FROM publications ORDER BY id", (Int, String).self, logger: logger)
-            let editions = try await c.rows("SELECT id, publication_id, name, created_on FROM editions ORDER BY id",
-                                            (Int, Int, String, String).self, logger: logger)
-            let apps = try await c.rows("SELECT key, name, demo_quota FROM apps ORDER BY key", (String, String, Int).self, logger: logger)
-            let lines = try await c.rows("SELECT app_key, edition_id, sort_order, access FROM tariff_lines ORDER BY app_key, sort_order",
-                                         (String, Int, Int, String).self, logger: logger)
-            let accounts = try await Self.accounts(c, logger: logger)
-            let webKiosks = try await Self.webKiosks(c, appKey: nil, logger: logger)
-            return Catalogue(
-                publications: publications.map { Publication(id: $0.0, name: $0.1) },
-                editions: editions.map { Edition(id: $0.0, publicationID: $0.1, name: $0.2, createdOn: IssueDate($0.3) ?? IssueDate(daysSinceEpoch: 0)) },
-                apps: apps.map { App(key: $0.0, name: $0.1, demoQuota: $0.2) },
-                tariffLines: lines.map { TariffLine(appKey: $0.0, editionID: $0.1, order: $0.2, access: LineAccess(rawValue: $0.3) ?? .subscribers) },
-                accounts: accounts, webKiosks: webKiosks)
-        }
+        try await read { [self] c in try await Self.catalogue(c, logger: logger) }
+    }
+
+    /// The stored catalogue: publications and editions by id, apps by key, lines by app then order,
+    /// accounts by kind then username, web kiosks by app.
+    static func catalogue(_ c: PostgresConnection, logger: Logger) async throws -> Catalogue {
+        let publications = try await c.rows("SELECT id, name FROM publications ORDER BY id", (Int, String).self, logger: logger)
+        let editions = try await c.rows("SELECT id, publication_id, name, created_on FROM editions ORDER BY id",
+                                        (Int, Int, String, String).self, logger: logger)
+        let apps = try await c.rows("SELECT key, name, demo_quota FROM apps ORDER BY key", (String, String, Int).self, logger: logger)
+        let lines = try await c.rows("SELECT app_key, edition_id, sort_order, access FROM tariff_lines ORDER BY app_key, sort_order",
+                                     (String, Int, Int, String).self, logger: logger)
+        let accounts = try await Self.accounts(c, logger: logger)
+        let webKiosks = try await Self.webKiosks(c, appKey: nil, logger: logger)
+        return Catalogue(
+            publications: publications.map { Publication(id: $0.0, name: $0.1) },
+            editions: editions.map { Edition(id: $0.0, publicationID: $0.1, name: $0.2, createdOn: IssueDate($0.3) ?? IssueDate(daysSinceEpoch: 0)) },
+            apps: apps.map { App(key: $0.0, name: $0.1, demoQuota: $0.2) },
+            tariffLines: lines.map { TariffLine(appKey: $0.0, editionID: $0.1, order: $0.2, access: LineAccess(rawValue: $0.3) ?? .subscribers) },
+            accounts: accounts, webKiosks: webKiosks)
     }
 
     /// The stored web kiosks by app key (`C` order, as SQLite's); only `appKey`'s when given.

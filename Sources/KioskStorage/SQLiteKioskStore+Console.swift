@@ -3,17 +3,21 @@ import KioskModels
 
 extension SQLiteKioskStore {
     public func catalogue() async throws -> Catalogue {
-        try await pool.read { db in
-            Catalogue(
-                publications: try PublicationRecord.order(PublicationRecord.Columns.id).fetchAll(db)
-                    .map { Publication(id: $0.id, name: $0.name) },
-                editions: try EditionRecord.order(EditionRecord.Columns.id).fetchAll(db).map(\.edition),
-                apps: try AppRecord.order(AppRecord.Columns.key).fetchAll(db).map(\.app),
-                tariffLines: try TariffLineRecord.order(TariffLineRecord.Columns.appKey, TariffLineRecord.Columns.sortOrder)
-                    .fetchAll(db).map(\.line),
-                accounts: try Self.accounts(db),
-                webKiosks: try WebKioskRecord.order(WebKioskRecord.Columns.appKey).fetchAll(db).map { try $0.webKiosk() })
-        }
+        try await pool.read { db in try Self.catalogue(db) }
+    }
+
+    /// The stored catalogue: publications and editions by id, apps by key, lines by app then order,
+    /// accounts by kind then username, web kiosks by app.
+    static func catalogue(_ db: Database) throws -> Catalogue {
+        Catalogue(
+            publications: try PublicationRecord.order(PublicationRecord.Columns.id).fetchAll(db)
+                .map { Publication(id: $0.id, name: $0.name) },
+            editions: try EditionRecord.order(EditionRecord.Columns.id).fetchAll(db).map(\.edition),
+            apps: try AppRecord.order(AppRecord.Columns.key).fetchAll(db).map(\.app),
+            tariffLines: try TariffLineRecord.order(TariffLineRecord.Columns.appKey, TariffLineRecord.Columns.sortOrder)
+                .fetchAll(db).map(\.line),
+            accounts: try accounts(db),
+            webKiosks: try WebKioskRecord.order(WebKioskRecord.Columns.appKey).fetchAll(db).map { try $0.webKiosk() })
     }
 
     public func accounts() async throws -> [Account] {
