@@ -102,11 +102,10 @@ public final class PostgresKioskStore: KioskDatabase {
     static let offeredColumns = "t.app_key, t.edition_id, t.sort_order, t.access, e.publication_id, e.name, e.created_on, p.name"
     typealias OfferedRow = (String, Int, Int, String, Int, String, String, String)
 
-    static func offered(_ row: OfferedRow) -> OfferedEdition? {
-        guard let access = LineAccess(rawValue: row.3), let created = IssueDate(row.6) else { return nil }
-        return OfferedEdition(line: TariffLine(appKey: row.0, editionID: row.1, order: row.2, access: access),
-                              edition: Edition(id: row.1, publicationID: row.4, name: row.5, createdOn: created),
-                              publicationName: row.7)
+    static func offered(_ row: OfferedRow) -> OfferedEdition {
+        OfferedEdition(line: TariffLine(appKey: row.0, editionID: row.1, order: row.2, storedAccess: row.3),
+                       edition: Edition(id: row.1, publicationID: row.4, name: row.5, storedCreatedOn: row.6),
+                       publicationName: row.7)
     }
 
     /// The first page's JPEG of issue `i`.
@@ -119,16 +118,17 @@ public final class PostgresKioskStore: KioskDatabase {
         try await read { [self] c in
             try await c.rows(Statements.EditionListings(appKey: appKey), logger: logger)
             .compactMap { row in
-                guard let offered = Self.offered((row.0, row.1, row.2, row.3, row.4, row.5, row.6, row.7)),
-                      let date = IssueDate(row.8) else { return nil }
-                return EditionListing(offered: offered, newest: IssueSummary(date: date, coverPath: row.9))
+                IssueDate(row.8).map { date in
+                    EditionListing(offered: Self.offered((row.0, row.1, row.2, row.3, row.4, row.5, row.6, row.7)),
+                                   newest: IssueSummary(date: date, coverPath: row.9))
+                }
             }
         }
     }
 
     public func offeredEdition(appKey: String, editionID: Int) async throws -> OfferedEdition? {
         try await read { [self] c in
-            try await c.rows(Statements.OfferedEdition(appKey: appKey, editionID: editionID), logger: logger).first.flatMap(Self.offered)
+            try await c.rows(Statements.OfferedEdition(appKey: appKey, editionID: editionID), logger: logger).first.map(Self.offered)
         }
     }
 
@@ -156,9 +156,8 @@ public final class PostgresKioskStore: KioskDatabase {
                 Page(id: row.0, number: row.1, section: Section(id: row.2, name: row.3),
                      files: PageFiles(pdf: row.4, jpg: row.5, jpgA: row.6))
             }
-            var bundle: BundleInfo?
-            if let path = issue.1, let size = issue.2, let sha256 = issue.3 { bundle = BundleInfo(path: path, size: size, sha256: sha256) }
-            return IssueContents(editionID: editionID, date: date, revision: issue.0, pages: pages, bundle: bundle)
+            return IssueContents(editionID: editionID, date: date, revision: issue.0, pages: pages,
+                                 bundle: BundleInfo(storedPath: issue.1, size: issue.2, sha256: issue.3))
         }
     }
 

@@ -1,5 +1,6 @@
 import GRDB
 import KioskModels
+import KioskStoreSupport
 
 extension SQLiteKioskStore {
     public func catalogue() async throws -> Catalogue {
@@ -26,9 +27,7 @@ extension SQLiteKioskStore {
 
     static func accounts(_ db: Database) throws -> [Account] {
         try Row.fetchAll(db, sql: "SELECT kind, username, password_hash, role, scope FROM accounts ORDER BY kind, username").compactMap { row in
-            guard let kind = AccountKind(rawValue: row[0]) else { return nil }
-            return Account(kind: kind, username: row[1], passwordHash: row[2], role: (row[3] as String?).flatMap(OperatorRole.init),
-                           scope: (row[4] as String?).map { PublisherScope(stored: $0) ?? PublisherScope() })
+            Account(storedKind: row[0], username: row[1], passwordHash: row[2], role: row[3], scope: row[4])
         }
     }
 
@@ -46,8 +45,7 @@ extension SQLiteKioskStore {
     }
 
     public func findUsers(matching text: String, limit: Int) async throws -> [User] {
-        let pattern = "%" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%")
-            .replacingOccurrences(of: "_", with: "\\_") + "%"
+        let pattern = LikePattern.containing(text)
         return try await pool.read { db in
             try UserRecord.fetchAll(db, sql: """
                 SELECT * FROM users WHERE username LIKE ?1 ESCAPE '\\' OR name LIKE ?1 ESCAPE '\\' OR email LIKE ?1 ESCAPE '\\'

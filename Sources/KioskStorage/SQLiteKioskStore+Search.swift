@@ -1,6 +1,7 @@
 import GRDB
 import KioskIntegers
 import KioskModels
+import KioskStoreSupport
 
 /// A page's place in search order, as the `page_texts` key (and the FTS5 rowid): newer days have
 /// larger keys; on one day lower edition ids, then lower page numbers, have larger keys. So walking the
@@ -91,12 +92,11 @@ extension SQLiteKioskStore {
         let insert = try db.cachedStatement(sql: """
             INSERT INTO page_texts (key, edition_id, date, number, text) VALUES (?, ?, ?, ?, ?)
             """)
-        for page in pages {
-            guard let text = page.text else { continue }
-            guard let key = PageSearchKey(editionID: editionID, date: date, page: page.number) else {
-                throw PageSearchKeyError(editionID: editionID, page: page.number)
+        for (number, text) in pages.searchTexts {
+            guard let key = PageSearchKey(editionID: editionID, date: date, page: number) else {
+                throw PageSearchKeyError(editionID: editionID, page: number)
             }
-            try insert.execute(arguments: [key.value, editionID, date.description, page.number, text])
+            try insert.execute(arguments: [key.value, editionID, date.description, number, text])
         }
     }
 
