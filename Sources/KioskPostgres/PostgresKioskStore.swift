@@ -237,7 +237,7 @@ public final class PostgresKioskStore: KioskDatabase {
 
     @discardableResult
     public func recordActivity(appKey: String, identityKey: String, at time: Int64) -> SightingOutcome {
-        activity.record(IdentitySighting(day: time / 86_400, appKey: appKey, identityKey: identityKey))
+        activity.record(appKey: appKey, identityKey: identityKey, at: time)
     }
 
     public func recordDownload(_ download: DownloadRecord) async throws {
@@ -293,7 +293,8 @@ public final class PostgresKioskStore: KioskDatabase {
             let consumed = try await c.value("""
                 SELECT consumed FROM demo_counters WHERE app_key = \(appKey) AND device_key = \(deviceKey)
                 """, Int.self, logger: logger) ?? 0
-            guard consumed < quota else { return DemoOutcome(granted: false, consumed: consumed) }
+            let outcome = DemoOutcome(asking: consumed, quota: quota)
+            guard outcome.granted else { return outcome }
             try await c.run("""
                 INSERT INTO demo_counters (app_key, device_key, consumed) VALUES (\(appKey), \(deviceKey), 1)
                 ON CONFLICT (app_key, device_key) DO UPDATE SET consumed = demo_counters.consumed + 1
@@ -301,7 +302,7 @@ public final class PostgresKioskStore: KioskDatabase {
             try await c.run("""
                 INSERT INTO demo_grants (app_key, device_key, granted_at) VALUES (\(appKey), \(deviceKey), \(time))
                 """, logger: logger)
-            return DemoOutcome(granted: true, consumed: consumed + 1)
+            return outcome
         }
     }
 
@@ -353,7 +354,7 @@ public final class PostgresKioskStore: KioskDatabase {
                 try await c.run("SELECT pg_advisory_xact_lock(hashtextextended(\("d\u{1F}" + deviceKey), 2))", logger: logger)
             }
             let counts = try await signInFailures(username: username, deviceKey: deviceKey, since: since, on: c)
-            guard max(counts.username, counts.device) < maxFailures else { return nil }
+            guard !SignInPolicy(maxFailures: maxFailures).isLockedOut(failures: counts) else { return nil }
             return try await c.value("""
                 INSERT INTO sign_in_failures (username, device_key, time) VALUES (\(username), \(deviceKey), \(time)) RETURNING id
                 """, Int64.self, logger: logger)

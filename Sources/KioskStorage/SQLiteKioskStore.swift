@@ -247,7 +247,7 @@ public final class SQLiteKioskStore: KioskDatabase {
 
     @discardableResult
     public func recordActivity(appKey: String, identityKey: String, at time: Int64) -> SightingOutcome {
-        activity.record(IdentitySighting(day: time / 86_400, appKey: appKey, identityKey: identityKey))
+        activity.record(appKey: appKey, identityKey: identityKey, at: time)
     }
 
     public func recordDownload(_ download: DownloadRecord) async throws {
@@ -269,14 +269,15 @@ public final class SQLiteKioskStore: KioskDatabase {
             let consumed = try Int.fetchOne(db.cachedStatement(sql: """
                 SELECT consumed FROM demo_counters WHERE app_key = ? AND device_key = ?
                 """), arguments: [appKey, deviceKey]) ?? 0
-            guard consumed < quota else { return DemoOutcome(granted: false, consumed: consumed) }
+            let outcome = DemoOutcome(asking: consumed, quota: quota)
+            guard outcome.granted else { return outcome }
             try db.cachedStatement(sql: """
                 INSERT INTO demo_counters (app_key, device_key, consumed) VALUES (?, ?, 1)
                 ON CONFLICT (app_key, device_key) DO UPDATE SET consumed = consumed + 1
                 """).execute(arguments: [appKey, deviceKey])
             var grant = DemoGrantRecord(appKey: appKey, deviceKey: deviceKey, grantedAt: time)
             try grant.insert(db)
-            return DemoOutcome(granted: true, consumed: consumed + 1)
+            return outcome
         }
     }
 
@@ -318,7 +319,7 @@ public final class SQLiteKioskStore: KioskDatabase {
                                    at time: Int64) async throws -> Int64? {
         try await pool.write { db in
             let counts = try Self.signInFailures(db, username: username, deviceKey: deviceKey, since: since)
-            guard max(counts.username, counts.device) < maxFailures else { return nil }
+            guard !SignInPolicy(maxFailures: maxFailures).isLockedOut(failures: counts) else { return nil }
             var failure = SignInFailureRecord(username: username, deviceKey: deviceKey, time: time)
             try failure.insert(db)
             return failure.id

@@ -72,6 +72,12 @@ package final class ActivityLog: @unchecked Sendable {
         return outcome
     }
 
+    /// Queues the sighting of `identityKey` on `appKey` on the UTC day of Unix time `time`, as `record(_:)`.
+    @discardableResult
+    package func record(appKey: String, identityKey: String, at time: Int64) -> SightingOutcome {
+        record(IdentitySighting(day: time / 86_400, appKey: appKey, identityKey: identityKey))
+    }
+
     /// What `seen` keeps of a sighting: its 64-bit hash.
     private static func digest(_ entry: IdentitySighting) -> UInt64 {
         UInt64(truncatingIfNeeded: entry.hashValue)
