@@ -83,7 +83,7 @@ let package = Package(
             swiftSettings: swiftSettings),
 
         // What both stores share, written once: the group commit, the activity log, the table copy between
-        // engines, and the rules they read and write rows by. No SQL, no database.
+        // engines, and the rules they read and write rows by. No database access.
         .target(
             name: "KioskStoreSupport",
             dependencies: ["KioskModels", "KioskIntegers", .product(name: "Crypto", package: "swift-crypto")],

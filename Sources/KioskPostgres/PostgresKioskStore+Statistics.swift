@@ -50,13 +50,7 @@ extension PostgresKioskStore {
             let demoFilter = query.demoGrantsFilter.clause("WHERE") { demo.bind($0) }
             let subscriptionFilter = query.conversionSubscriptionsFilter.clause("AND") { demo.bind($0) }
             let demos = try await c.rows(demo.query("""
-                WITH demo AS (
-                    SELECT g.app_key, g.device_key, MIN(g.granted_at) AS first_grant,
-                           COUNT(*) AS grants, COUNT(g.used_at) AS used
-                    FROM demo_grants g
-                    \(demoFilter)
-                    GROUP BY g.app_key, g.device_key
-                )
+                \(StatisticsQuery.demoDevices(demoFilter))
                 SELECT d.app_key, COALESCE(a.name, ''), COUNT(*), SUM(d.grants)::bigint, SUM(d.used)::bigint,
                        COUNT(*) FILTER (WHERE EXISTS (
                            SELECT 1 FROM identities i

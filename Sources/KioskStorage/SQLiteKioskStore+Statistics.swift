@@ -47,13 +47,7 @@ extension SQLiteKioskStore {
             let demoFilter = query.demoGrantsFilter.clause("WHERE") { demoArguments.bind($0) }
             let subscriptionFilter = query.conversionSubscriptionsFilter.clause("AND") { demoArguments.bind($0) }
             let demos = try Row.fetchAll(db, sql: """
-                WITH demo AS (
-                    SELECT g.app_key, g.device_key, MIN(g.granted_at) AS first_grant,
-                           COUNT(*) AS grants, COUNT(g.used_at) AS used
-                    FROM demo_grants g
-                    \(demoFilter)
-                    GROUP BY g.app_key, g.device_key
-                )
+                \(StatisticsQuery.demoDevices(demoFilter))
                 SELECT d.app_key, COALESCE(a.name, '') AS app_name, COUNT(*) AS devices, SUM(d.grants) AS grants,
                        SUM(d.used) AS used,
                        SUM(EXISTS (

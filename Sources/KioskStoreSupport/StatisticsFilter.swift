@@ -29,6 +29,20 @@ package struct StatisticsFilter: Sendable, Hashable {
 }
 
 extension StatisticsQuery {
+    /// The common table expression `demo`, in SQL both engines read alike: per app and device, the first
+    /// demo grant made within `demoGrantsFilter` (its clause given as `filter`), how many, and how many used.
+    package static func demoDevices(_ filter: String) -> String {
+        """
+        WITH demo AS (
+            SELECT g.app_key, g.device_key, MIN(g.granted_at) AS first_grant,
+                   COUNT(*) AS grants, COUNT(g.used_at) AS used
+            FROM demo_grants g
+            \(filter)
+            GROUP BY g.app_key, g.device_key
+        )
+        """
+    }
+
     /// On `download_counts` (aliased `c`): the days, the app and the edition.
     package var downloadCountsFilter: StatisticsFilter {
         filter(days("c.day"), app: "c.app_key", edition: "c.edition_id")
