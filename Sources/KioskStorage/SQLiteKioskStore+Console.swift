@@ -26,9 +26,9 @@ extension SQLiteKioskStore {
     }
 
     static func accounts(_ db: Database) throws -> [Account] {
-        try Row.fetchAll(db, sql: "SELECT kind, username, password_hash, role, scope FROM accounts ORDER BY kind, username").compactMap { row in
-            Account(storedKind: row[0], username: row[1], passwordHash: row[2], role: row[3], scope: row[4])
-        }
+        try AccountRecord.fetchAll(db, sql: """
+            SELECT \(AccountRecord.columnList(as: "a")) FROM accounts a ORDER BY a.kind, a.username
+            """).compactMap(\.account)
     }
 
     public func editionIssues(editionID: Int, limit: Int) async throws -> [StoredIssue] {
@@ -77,10 +77,9 @@ extension SQLiteKioskStore {
 
     public func auditEntries(limit: Int) async throws -> [AuditEntry] {
         try await pool.read { db in
-            try Row.fetchAll(db, sql: "SELECT time, actor, action, subject, before, after FROM audit_log ORDER BY id DESC LIMIT ?",
-                             arguments: [limit]).map {
-                AuditEntry(time: $0[0], actor: $0[1], action: $0[2], subject: $0[3], before: $0[4], after: $0[5])
-            }
+            try AuditEntryRecord.fetchAll(db, sql: """
+                SELECT \(AuditEntryRecord.columnList(as: "l")) FROM audit_log l ORDER BY l.id DESC LIMIT ?
+                """, arguments: [limit]).map(\.entry)
         }
     }
 
@@ -89,9 +88,10 @@ extension SQLiteKioskStore {
         return try await pool.read { db in
             let failures = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM sign_in_failures WHERE time >= ? AND time < ?",
                                             arguments: [period.lowerBound, period.upperBound]) ?? 0
-            let builds = try Row.fetchOne(db, sql: "SELECT COUNT(*) AS builds, COALESCE(SUM(bytes), 0) AS bytes FROM bundle_builds WHERE time >= ? AND time < ?",
-                                          arguments: [period.lowerBound, period.upperBound])
-            return ConsoleActivity(signInFailures: failures, bundleBuilds: builds?["builds"] ?? 0, bundleBytes: builds?["bytes"] ?? 0)
+            let builds = try BundleBuildTotalsRow.fetchOne(db, sql: """
+                SELECT COUNT(*) AS builds, COALESCE(SUM(bytes), 0) AS bytes FROM bundle_builds WHERE time >= ? AND time < ?
+                """, arguments: [period.lowerBound, period.upperBound])
+            return ConsoleActivity(signInFailures: failures, bundleBuilds: builds?.builds ?? 0, bundleBytes: builds?.bytes ?? 0)
         }
     }
 }

@@ -86,9 +86,9 @@ extension SQLiteKioskStore {
 
     public func issueStanding(editionID: Int, date: IssueDate) async throws -> IssueStanding? {
         try await pool.read { db in
-            try Row.fetchOne(db.cachedStatement(sql: """
-                SELECT revision, withdrawn_at IS NOT NULL FROM issues WHERE edition_id = ? AND date = ?
-                """), arguments: [editionID, date.description]).map { IssueStanding(revision: $0[0], withdrawn: $0[1]) }
+            try IssueRecord.fetchOne(db.cachedStatement(sql: """
+                SELECT \(IssueRecord.columnList(as: "i")) FROM issues i WHERE i.edition_id = ? AND i.date = ?
+                """), arguments: [editionID, date.description]).map { IssueStanding(revision: $0.revision, withdrawn: $0.withdrawnAt != nil) }
         }
     }
 
