@@ -136,11 +136,11 @@ public final class PostgresKioskStore: KioskDatabase {
                        limit: Int) async throws -> [IssueSummary] {
         try await read { [self] c in
             let rows: [(String, String?)]
-            switch (date, direction) {
-            case (nil, _): rows = try await c.rows(Statements.NewestIssues(editionID: editionID, limit: limit), logger: logger)
-            case (let date?, .descending):
+            switch IssueWindow(from: date, direction: direction) {
+            case .newest: rows = try await c.rows(Statements.NewestIssues(editionID: editionID, limit: limit), logger: logger)
+            case .upTo(let date):
                 rows = try await c.rows(Statements.IssuesUpTo(editionID: editionID, date: date.description, limit: limit), logger: logger)
-            case (let date?, .ascending):
+            case .from(let date):
                 rows = try await c.rows(Statements.IssuesFrom(editionID: editionID, date: date.description, limit: limit), logger: logger)
             }
             return rows.compactMap { row in IssueDate(row.0).map { IssueSummary(date: $0, coverPath: row.1) } }

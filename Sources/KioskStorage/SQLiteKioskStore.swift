@@ -131,18 +131,18 @@ public final class SQLiteKioskStore: KioskDatabase {
     public func issues(editionID: Int, from date: IssueDate?, direction: ListingDirection,
                        limit: Int) async throws -> [IssueSummary] {
         try read { db in
-            let comparison = direction == .descending ? "<=" : ">="
-            let order = direction == .descending ? "DESC" : "ASC"
-            let bound = date == nil ? "" : "AND i.date \(comparison) ?"
+            let bound: String, order: String, arguments: StatementArguments
+            switch IssueWindow(from: date, direction: direction) {
+            case .newest: (bound, order, arguments) = ("", "DESC", [editionID, limit])
+            case .upTo(let date): (bound, order, arguments) = ("AND i.date <= ?", "DESC", [editionID, date.description, limit])
+            case .from(let date): (bound, order, arguments) = ("AND i.date >= ?", "ASC", [editionID, date.description, limit])
+            }
             let sql = """
                 SELECT i.date, \(IssueRecord.Summary.coverColumn)
                 FROM issues i
                 WHERE i.edition_id = ? AND i.withdrawn_at IS NULL \(bound)
-                ORDER BY i.date \(date == nil ? "DESC" : order) LIMIT ?
+                ORDER BY i.date \(order) LIMIT ?
                 """
-            var arguments: StatementArguments = [editionID]
-            if let date { arguments += [date.description] }
-            arguments += [limit]
             return try IssueRecord.Summary.fetchAll(db.cachedStatement(sql: sql), arguments: arguments).compactMap(\.summary)
         }
     }
