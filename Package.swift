@@ -106,6 +106,7 @@ let package = Package(
                 "KioskModels", "KioskStoreSupport", "KioskIntegers",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings),
 

@@ -20,9 +20,10 @@ public protocol KioskStore: Sendable {
     /// another instance. Read it before the data it guards; an answer kept under one version is valid while
     /// the store still gives that version.
     func catalogueVersion() async throws -> Int64
-    /// The catalogue version if it can be read at once, without waiting for a lock or a server (a local
-    /// read that would have to wait, and any engine behind a network, give nil). Answers kept under it
-    /// may then be given without suspending (`KeptAnswerHandler`).
+    /// The catalogue version if it is known at once, without waiting for a lock or a server: SQLite from
+    /// the shared count of changes, PostgreSQL from the notifications of its listening connection. nil
+    /// while it is not (a SQLite read that would wait; PostgreSQL's listener down): the caller reads
+    /// `catalogueVersion()`. Answers kept under it may then be given without suspending (`KeptAnswerHandler`).
     func catalogueVersionAtOnce() -> Int64?
     /// Published pages whose text matches `search`, newest issue first (then by edition id and page
     /// number), at most `search.limit`. Withdrawn issues have no text; a republished one only its new text.
@@ -104,4 +105,10 @@ public protocol PasswordHasher: Sendable {
     func verify(_ password: String, against hash: String?, username: String) async throws -> Bool
     /// A new bcrypt hash of `password`; `KioskError.invalidArgument` when it is longer than `PasswordLimits.maxBytes`.
     func hash(_ password: String) async throws -> String
+}
+
+/// Hears whether a store knows the catalogue version at once (PostgreSQL: whether its listening
+/// connection is up); metrics plug in here.
+public protocol CatalogueVersionObserver: Sendable {
+    func catalogueListener(connected: Bool)
 }

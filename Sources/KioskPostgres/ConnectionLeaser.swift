@@ -3,6 +3,7 @@ import KioskModels
 import KioskStoreSupport
 import Logging
 import PostgresNIO
+import Synchronization
 
 /// Leases pooled connections, failing with `PostgresUnavailable` when none is given within the wait
 /// (the server is down or unreachable), and turns postgres-nio's errors into `PostgresFailure`.
@@ -39,47 +40,43 @@ struct ConnectionLeaser: Sendable {
     }
 
     /// Runs `body` on a connection leased within `wait` (default: the leaser's). With `limit`, the whole
-    /// call fails with `PostgresUnavailable` after that long even once leased (a query on a connection
-    /// the server dropped may otherwise never end); without, `body` takes the time it needs.
+    /// call fails with `PostgresUnavailable` after that long even once leased: the connection is then
+    /// closed, since a query on a connection the server or the network dropped may otherwise never end.
+    /// Without, `body` takes the time it needs.
     func leased<Result: Sendable>(waiting: Duration? = nil, limit: Duration? = nil,
                                   _ body: @escaping @Sendable (PostgresConnection) async throws -> Result) async throws -> Result {
         let client = self.client, name = self.name, serverDown = self.serverDown
         let wait = serverDown.isSet ? min(waiting ?? self.wait, Self.waitWhileDown) : (waiting ?? self.wait)
-        let leased = LockedFlag()
-        let outcome = Outcome<Result>()
-        return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { continuation in
-                outcome.resume(continuation)
-                let work = Task {
-                    do {
-                        let result = try await client.withConnection { connection in
-                            leased.set()
-                            serverDown.set(false)
-                            return try await body(connection)
-                        }
-                        outcome.finish(.success(result))
-                    } catch {
-                        outcome.finish(.failure(Self.readable(error, database: name)))
+        let leased = LeasedConnection()
+        return try await withThrowingTaskGroup(of: Result?.self) { group in
+            group.addTask {
+                do {
+                    return try await client.withConnection { connection in
+                        leased.set(connection)
+                        serverDown.set(false)
+                        return try await body(connection)
                     }
-                }
-                let deadline = Task {
-                    do { try await Task.sleep(for: wait) } catch { return }
-                    guard leased.isSet else {
-                        serverDown.set()
-                        outcome.finish(.failure(PostgresUnavailable(database: name, waited: wait)))
-                        return
-                    }
-                    guard let limit, limit > wait else { return }
-                    do { try await Task.sleep(for: limit - wait) } catch { return }
-                    outcome.finish(.failure(PostgresUnavailable(database: name, waited: limit)))
-                }
-                outcome.onFinish { failed in
-                    deadline.cancel()
-                    if failed { work.cancel() }
+                } catch {
+                    throw Self.readable(error, database: name)
                 }
             }
-        } onCancel: {
-            outcome.finish(.failure(CancellationError()))
+            // The deadlines: a connection within `wait`, an answer within `limit`.
+            group.addTask {
+                try await Task.sleep(for: wait)
+                guard let connection = leased.connection else {
+                    serverDown.set()
+                    throw PostgresUnavailable(database: name, waited: wait)
+                }
+                guard let limit, limit > wait else { return nil }
+                try await Task.sleep(for: limit - wait)
+                try? await connection.close()
+                throw PostgresUnavailable(database: name, waited: limit)
+            }
+            defer { group.cancelAll() }
+            while let next = try await group.next() {
+                if let result = next { return result }
+            }
+            throw CancellationError()
         }
     }
 
@@ -95,47 +92,11 @@ struct ConnectionLeaser: Sendable {
     }
 }
 
-/// The one answer of a call raced against its deadlines: the first `finish` wins; it resumes the
-/// caller and runs the clean-ups (cancelling the deadline, and on failure the work still running).
-final class Outcome<Result: Sendable>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var result: Swift.Result<Result, any Error>?
-    private var continuation: CheckedContinuation<Result, any Error>?
-    private var cleanups: [@Sendable (_ failed: Bool) -> Void] = []
-
-    /// Resumes `continuation` with the result, now if it is known, else when it is.
-    func resume(_ continuation: CheckedContinuation<Result, any Error>) {
-        let known: Swift.Result<Result, any Error>? = lock.withLock {
-            if result == nil { self.continuation = continuation }
-            return result
-        }
-        if let known { continuation.resume(with: known) }
-    }
-
-    /// Runs `action` once the result is known (at once if it is), telling it whether the call failed.
-    func onFinish(_ action: @escaping @Sendable (_ failed: Bool) -> Void) {
-        let known: Swift.Result<Result, any Error>? = lock.withLock {
-            if result == nil { cleanups.append(action) }
-            return result
-        }
-        if let known { action(Self.failed(known)) }
-    }
-
-    func finish(_ outcome: Swift.Result<Result, any Error>) {
-        let (continuation, cleanups): (CheckedContinuation<Result, any Error>?, [@Sendable (Bool) -> Void]) = lock.withLock {
-            guard result == nil else { return (nil, []) }
-            result = outcome
-            defer { self.continuation = nil; self.cleanups = [] }
-            return (self.continuation, self.cleanups)
-        }
-        continuation?.resume(with: outcome)
-        for cleanup in cleanups { cleanup(Self.failed(outcome)) }
-    }
-
-    private static func failed(_ outcome: Swift.Result<Result, any Error>) -> Bool {
-        if case .failure = outcome { return true }
-        return false
-    }
+/// The connection a call leased, once it has one.
+private final class LeasedConnection: Sendable {
+    private let leased = Mutex<PostgresConnection?>(nil)
+    var connection: PostgresConnection? { leased.withLock { $0 } }
+    func set(_ connection: PostgresConnection) { leased.withLock { $0 = connection } }
 }
 
 /// No connection to PostgreSQL within the wait: the server is down, unreachable or refusing.

@@ -19,7 +19,7 @@ extension PostgresKioskStore {
     /// `replace`, which empties it first. `progress` hears (table, rows copied).
     package func copy(from source: any TableExport, replace: Bool,
                      progress: @escaping @Sendable (String, Int) -> Void = { _, _ in }) async throws -> [TableCopyReport] {
-        try await write(bounded: false) { [self] c in
+        try await changingCatalogue(bounded: false) { [self] c in
             try await c.run("SELECT pg_advisory_xact_lock(\(PostgresSchema.migrationLock))", logger: logger)
             var tables: [(name: String, columns: [(name: String, type: String)])] = []
             for table in Self.copiedTables {

@@ -30,7 +30,7 @@ extension PostgresKioskStore {
         let day = date.description
         let sections = pages.sectionsByID
         let pages = pages.byNumber
-        return try await write { [self] c in
+        return try await changingCatalogue { [self] c in
             if !sections.isEmpty {
                 try await c.run("""
                     INSERT INTO sections (id, name) SELECT * FROM unnest(\(sections.map(\.id)), \(sections.map(\.name)))
@@ -68,7 +68,7 @@ extension PostgresKioskStore {
 
     public func withdrawIssue(editionID: Int, date: IssueDate, at time: Int64) async throws -> Bool {
         let day = date.description
-        return try await write { [self] c in
+        return try await changingCatalogue { [self] c in
             let withdrawn = try await c.run("""
                 UPDATE issues SET withdrawn_at = \(time)
                 WHERE edition_id = \(editionID) AND date = \(day) AND withdrawn_at IS NULL RETURNING 1
@@ -95,7 +95,7 @@ extension PostgresKioskStore {
 
     public func restoreIssue(editionID: Int, date: IssueDate, revision: Int) async throws -> Bool {
         let day = date.description
-        return try await write { [self] c in
+        return try await changingCatalogue { [self] c in
             guard try await c.run("""
                 UPDATE issues SET withdrawn_at = NULL
                 WHERE edition_id = \(editionID) AND date = \(day) AND revision = \(revision) AND withdrawn_at IS NOT NULL RETURNING 1
@@ -112,7 +112,7 @@ extension PostgresKioskStore {
 
     public func setBundle(editionID: Int, date: IssueDate, revision: Int, bundle: BundleInfo, at time: Int64) async throws {
         let day = date.description
-        try await write { [self] c in
+        try await changingCatalogue { [self] c in
             let updated = try await c.run("""
                 UPDATE issues SET bundle_path = \(bundle.path), bundle_size = \(bundle.size), bundle_sha256 = \(bundle.sha256)
                 WHERE edition_id = \(editionID) AND date = \(day) AND revision = \(revision) RETURNING revision

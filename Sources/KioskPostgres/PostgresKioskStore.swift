@@ -3,6 +3,8 @@ import KioskModels
 import KioskStoreSupport
 import Logging
 import PostgresNIO
+import ServiceLifecycle
+import Synchronization
 
 /// The store for more than one machine: PostgreSQL through postgres-nio's `PostgresClient` pool.
 ///
@@ -11,41 +13,34 @@ import PostgresNIO
 /// so two instances serialize exactly where SQLite's single writer would. Downloads are
 /// group-committed like SQLite's; a failed connection fails the call (`-32603`) and the pool
 /// reconnects by itself when the server is back.
+///
+/// The store works while its `services` run (the pool, and `CatalogueVersionListener`, which knows the
+/// catalogue version at once): the server runs them in its service group and then calls `migrate()`;
+/// a tool without a service group uses `connect`, which runs them until `close()`.
 public final class PostgresKioskStore: KioskDatabase {
     let client: PostgresClient
     let logger: Logger
     let connections: ConnectionLeaser
-    private let running: Task<Void, Never>
+    private let listener: CatalogueVersionListener
+    private let connectionWait: Duration
+    /// The services' task when `connect` started them.
+    private let running = Mutex<Task<Void, Never>?>(nil)
     private let downloads: GroupCommit<DownloadRecord>
     private let activity: ActivityLog
 
-    /// Starts the pool and applies missing migrations (waiting for another instance doing the same).
+    /// A store whose services are not running yet.
     /// `connectionWait` bounds how long each call waits for a connection (at start, three times that).
-    public static func connect(_ configuration: PostgresClient.Configuration, name: String? = nil,
-                               connectionWait: Duration = .seconds(5), logger: Logger) async throws -> PostgresKioskStore {
+    public init(_ configuration: PostgresClient.Configuration, name: String? = nil, connectionWait: Duration = .seconds(5),
+                observer: (any CatalogueVersionObserver)? = nil, logger: Logger) {
         let name = name ?? "postgres://\(configuration.username)@\(configuration.host ?? configuration.unixSocketPath ?? "")"
             + (configuration.port.map { ":\($0)" } ?? "") + "/\(configuration.database ?? "")"
-        let store = PostgresKioskStore(client: PostgresClient(configuration: configuration, backgroundLogger: logger),
-                                       name: name, connectionWait: connectionWait, logger: logger)
-        do {
-            let client = store.client
-            let applied = try await store.connections.leased(waiting: connectionWait * 3) { _ in
-                try await PostgresSchema.migrate(client, logger: logger)
-            }
-            if !applied.isEmpty { logger.info("database migrated", metadata: ["versions": "\(applied)"]) }
-        } catch {
-            await store.close()
-            throw error
-        }
-        return store
-    }
-
-    private init(client: PostgresClient, name: String, connectionWait: Duration, logger: Logger) {
+        let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
         self.client = client
         self.logger = logger
+        self.connectionWait = connectionWait
         let connections = ConnectionLeaser(client: client, name: name, wait: connectionWait, serverDown: LockedFlag(), logger: logger)
         self.connections = connections
-        self.running = Task { await client.run() }
+        self.listener = CatalogueVersionListener(client: client, observer: observer, logger: logger)
         self.downloads = GroupCommit { downloads in
             try await connections.transaction(limit: connections.callLimit) { try await Self.insert(downloads, on: $0, logger: logger) }
         }
@@ -60,9 +55,53 @@ public final class PostgresKioskStore: KioskDatabase {
         }
     }
 
+    /// What must run while the store is used, in this order (a service group stops them in reverse).
+    public var services: [any Service] { [Pool(client: client, started: poolStarted), listener] }
+
+    /// The pool as a service that says when it started: leasing a connection before then works but warns.
+    private struct Pool: Service {
+        let client: PostgresClient
+        let started: OneTimeSignal
+        func run() async {
+            started.signal()
+            await client.run()
+        }
+    }
+    private let poolStarted = OneTimeSignal()
+
+    /// Applies missing migrations (waiting for another instance doing the same), once `services` run.
+    public func migrate() async throws {
+        await poolStarted.wait()
+        try Task.checkCancellation()
+        let client = self.client, logger = self.logger
+        let applied = try await connections.leased(waiting: connectionWait * 3) { _ in
+            try await PostgresSchema.migrate(client, logger: logger)
+        }
+        if !applied.isEmpty { logger.info("database migrated", metadata: ["versions": "\(applied)"]) }
+        listener.migrated()
+    }
+
+    /// For tools and tests without a service group: a store whose pool runs in a task it owns until
+    /// `close()`, migrated. Without the listener: the catalogue version is read per call.
+    public static func connect(_ configuration: PostgresClient.Configuration, name: String? = nil,
+                               connectionWait: Duration = .seconds(5), logger: Logger) async throws -> PostgresKioskStore {
+        let store = PostgresKioskStore(configuration, name: name, connectionWait: connectionWait, logger: logger)
+        let pool = Pool(client: store.client, started: store.poolStarted)
+        store.running.withLock { $0 = Task { await pool.run() } }
+        do {
+            try await store.migrate()
+        } catch {
+            await store.close()
+            throw error
+        }
+        return store
+    }
+
+    /// Stops the services `connect` started (a service group stops its own).
     public func close() async {
-        running.cancel()
-        await running.value
+        guard let task = running.withLock({ $0 }) else { return }
+        task.cancel()
+        await task.value
     }
 
     /// Runs `body` on a pooled connection. A wire call's work (`bounded`) fails after the connection
@@ -79,10 +118,19 @@ public final class PostgresKioskStore: KioskDatabase {
         try await connections.transaction(limit: bounded ? connections.callLimit : nil, body)
     }
 
+    /// `write` for a change to what the catalogue shows: once committed, the version is read again, so
+    /// that this instance's next call sees the change even before its notification arrives.
+    func changingCatalogue<Result: Sendable>(bounded: Bool = true,
+                                             _ body: @escaping @Sendable (PostgresConnection) async throws -> Result) async throws -> Result {
+        let result = try await write(bounded: bounded, body)
+        if let version = try? await catalogueVersion() { listener.committedHere(version) }
+        return result
+    }
+
     // MARK: Catalogue
 
-    /// nil: the version is on the server, a round trip away.
-    public func catalogueVersionAtOnce() -> Int64? { nil }
+    /// Known while `CatalogueVersionListener` listens; nil while it does not (each call then reads it).
+    public func catalogueVersionAtOnce() -> Int64? { listener.versionAtOnce }
 
     public func catalogueVersion() async throws -> Int64 {
         try await read { [self] c in try await c.rows(Statements.CatalogueVersion(), logger: logger).first ?? 0 }
@@ -168,7 +216,9 @@ public final class PostgresKioskStore: KioskDatabase {
                 try await c.rolledBack(logger: logger) { try await PostgresCatalogueSync(connection: $0, logger: logger).apply(catalogue) }
             }
         }
-        return try await write(bounded: false) { [self] c in try await PostgresCatalogueSync(connection: c, logger: logger).apply(catalogue) }
+        return try await changingCatalogue(bounded: false) { [self] c in
+            try await PostgresCatalogueSync(connection: c, logger: logger).apply(catalogue)
+        }
     }
 
     // MARK: Readers

@@ -329,6 +329,19 @@ enum PostgresSchema {
         Migration(version: 12, name: "publisher scopes", statements: [
             "ALTER TABLE accounts ADD COLUMN scope text CHECK (scope IS NULL OR kind = 'publisher')",
         ]),
+        // Every catalogue change also notifies `CatalogueVersionListener.channel` with the new version, at
+        // commit: instances listening know the version at once instead of reading it per call.
+        Migration(version: 13, name: "catalogue version notified", statements: [
+            """
+            CREATE OR REPLACE FUNCTION kiosk_catalogue_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+            DECLARE changed bigint;
+            BEGIN
+                UPDATE catalogue_version SET version = version + 1 WHERE id = 1 RETURNING version INTO changed;
+                PERFORM pg_notify('kiosk_catalogue', changed::text);
+                RETURN NULL;
+            END $$
+            """,
+        ]),
     ]
 
     /// Applies the migrations this database lacks; returns their versions.

@@ -20,7 +20,7 @@ public struct KioskRPCEnvironment: Sendable {
 
     public init(service: KioskService, links: any LinkSigning, bundles: any IssueBundles,
                 ownWebKiosks: String, webKioskTokens: WebKioskTokenSigner, webKioskTokenLifetime: Int,
-                observer: any KioskRPCObserver = UnobservedKioskRPC(), answers: AnswerCache = AnswerCache(byteLimit: 0)) {
+                observer: any KioskRPCObserver = UnobservedKioskRPC(), answers: AnswerCache = AnswerCache(name: "answers", byteLimit: 0)) {
         self.service = service; self.links = links; self.bundles = bundles; self.ownWebKiosks = ownWebKiosks
         self.webKioskTokens = webKioskTokens; self.webKioskTokenLifetime = webKioskTokenLifetime
         self.observer = observer; self.answers = answers
@@ -32,15 +32,12 @@ public protocol KioskRPCObserver: Sendable {
     /// `hashQuiosc` got a `seccioQ` that names no section (nor alias) of the app's web kiosk and opened
     /// the default section instead.
     func unknownSection(appKey: String, section: String)
-    /// A catalogue answer was found kept (`hit`) or had to be made (`AnswerCache`).
-    func answerCache(method: String, hit: Bool)
 }
 
 /// The observer when nobody listens.
 public struct UnobservedKioskRPC: KioskRPCObserver {
     public init() {}
     public func unknownSection(appKey: String, section: String) {}
-    public func answerCache(method: String, hit: Bool) {}
 }
 
 /// The per-call context the kiosk methods read; the HTTP layer provides it.

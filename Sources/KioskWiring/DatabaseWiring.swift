@@ -6,22 +6,50 @@ import KioskStorage
 import Logging
 import NIOSSL
 import PostgresNIO
+import ServiceLifecycle
 
-/// Opens the database `server.database` names: a SQLite file (its folder created if needed) or a
-/// PostgreSQL server (`postgres://…`), migrated either way.
+/// The database `server.database` names: a SQLite file (its folder created if needed) or a PostgreSQL
+/// server (`postgres://…`), migrated either way.
 package enum DatabaseWiring {
+    /// The configured database for the server: its `services` run in the server's service group, then
+    /// `migrate()` (SQLite is migrated when opened and has none).
+    package struct Prepared: Sendable {
+        package let store: any KioskDatabase
+        package let services: [any Service]
+        package let migrate: @Sendable () async throws -> Void
+    }
+
+    package static func prepare(_ configuration: KioskConfiguration, observer: (any CatalogueVersionObserver)? = nil,
+                                logger: Logger = Logger(label: "kiosk.database")) throws -> Prepared {
+        let busyTimeout = try busyTimeoutSeconds(configuration)
+        switch try DatabaseLocation(configuration.server.database) {
+        case .sqlite(let path):
+            return Prepared(store: try openSQLite(path, busyTimeout: busyTimeout), services: [], migrate: {})
+        case .postgres(let location):
+            let store = PostgresKioskStore(try clientConfiguration(location), name: location.description,
+                                           connectionWait: .milliseconds(busyTimeout * 1000), observer: observer, logger: logger)
+            return Prepared(store: store, services: store.services, migrate: { try await store.migrate() })
+        }
+    }
+
+    /// The configured database for a command without a service group (PostgreSQL's services then run
+    /// until the store is closed), migrated.
     package static func open(_ configuration: KioskConfiguration, logger: Logger = Logger(label: "kiosk.database")) async throws -> any KioskDatabase {
         let busyTimeout = try busyTimeoutSeconds(configuration)
         switch try DatabaseLocation(configuration.server.database) {
         case .sqlite(let path):
-            let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            return try SQLiteKioskStore(path: path, busyTimeout: busyTimeout)
+            return try openSQLite(path, busyTimeout: busyTimeout)
         case .postgres(let location):
             return try await PostgresKioskStore.connect(
                 try clientConfiguration(location), name: location.description,
                 connectionWait: .milliseconds(busyTimeout * 1000), logger: logger)
         }
+    }
+
+    private static func openSQLite(_ path: String, busyTimeout: Double) throws -> SQLiteKioskStore {
+        let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        return try SQLiteKioskStore(path: path, busyTimeout: busyTimeout)
     }
 
     /// `limits.database_busy_timeout_seconds`, checked: SQLite and GRDB take it in milliseconds as a

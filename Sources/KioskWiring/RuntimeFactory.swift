@@ -30,14 +30,11 @@ struct RuntimeFactory: Sendable {
 
     func makeRuntime(_ configuration: KioskConfiguration) throws -> KioskRuntime {
         let instrumented: any KioskStore = metrics.map { InstrumentedKioskStore(store, metrics: $0) as any KioskStore } ?? store
-        let observeMemo: (@Sendable (String, Bool) -> Void)? = metrics.map { metrics in
-            { @Sendable read, hit in metrics.answerCache(method: read, hit: hit) }
-        }
         let service = KioskService(
             store: instrumented, identityKeys: IdentityKeyIssuer(secret: secrets.identityKey), passwords: passwords,
             signInPolicy: SignInPolicy(maxFailures: configuration.signIn.maxFailures,
                                        windowSeconds: configuration.signIn.windowSeconds),
-            clock: clock, catalogueMemo: CatalogueMemo(byteLimit: configuration.limits.answerCacheBytes / 4, observe: observeMemo),
+            clock: clock, catalogueMemo: CatalogueMemo(byteLimit: configuration.limits.answerCacheBytes / 4, observer: metrics),
             searchBudget: SearchBudget(burst: configuration.limits.searchBurst, perMinute: configuration.limits.searchesPerMinute))
         let links = editions.links(configuration, secrets: secrets)
         var delivery = FileDelivery(directory: editions.directory, links: links)
@@ -48,7 +45,8 @@ struct RuntimeFactory: Sendable {
             ownWebKiosks: configuration.publicURL + "/web", webKioskTokens: WebKioskTokenSigner(secret: secrets.webKioskKey),
             webKioskTokenLifetime: configuration.webKioskTokenLifetimeSeconds,
             observer: metrics ?? UnobservedKioskRPC(),
-            answers: AnswerCache(byteLimit: configuration.limits.answerCacheBytes - configuration.limits.answerCacheBytes / 4))
+            answers: AnswerCache(name: "answers", byteLimit: configuration.limits.answerCacheBytes - configuration.limits.answerCacheBytes / 4,
+                                 observer: metrics))
         var dispatcher = XMLRPCDispatcher<KioskRequestContext>()
         KioskMethods.register(into: &dispatcher)
         let logger = self.logger

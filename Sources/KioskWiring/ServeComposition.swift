@@ -7,6 +7,7 @@ import Logging
 import Metrics
 import NIOCore
 import Prometheus
+import ServiceLifecycle
 
 /// The running server `KioskServer serve` starts: the database opened and its catalogue synced, the
 /// secrets, metrics, editions and runtime of the configuration, reloaded on SIGHUP, until SIGTERM or SIGINT
@@ -31,6 +32,8 @@ public struct ServeComposition: Sendable {
         self.logLevel = logLevel
     }
 
+    /// Runs the server in one service group (SIGTERM and SIGINT shut it down gracefully): the database's
+    /// services (PostgreSQL's pool and catalogue listener) first, then `serve`, which they outlive.
     public func run() async throws {
         MemoryArenas.limitToProcessors()
         var configuration = try source.load()
@@ -38,16 +41,33 @@ public struct ServeComposition: Sendable {
         if let port { configuration.server.port = port }
         LoggingSetup.bootstrap(json: configuration.server.jsonLogs, level: logLevel)
         let logger = Logger(label: "kiosk")
+        let metrics = KioskMetrics()
+        MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: metrics.registry))   // once per process: here
+        let database = try DatabaseWiring.prepare(configuration, observer: metrics)
+        let serving = Serving { [self, configuration] in try await serve(configuration, database: database, metrics: metrics, logger: logger) }
+        let group = ServiceGroup(configuration: .init(services: database.services + [serving],
+                                                      gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        do {
+            try await group.run()
+        } catch {
+            await database.store.close()
+            throw error
+        }
+        await database.store.close()
+    }
+
+    /// The server once the database's services run: migrated and synced, then listening until shut down.
+    private func serve(_ configuration: KioskConfiguration, database: DatabaseWiring.Prepared, metrics: KioskMetrics,
+                       logger: Logger) async throws {
         let pdfSandbox = try await BlockingExecutor.shared.run { [pdf = configuration.pdf] in try StartupChecks.pdfSandbox(pdf) }
         StartupChecks.log(pdfSandbox, logger: logger)
 
-        let store = try await DatabaseWiring.open(configuration)
+        try await database.migrate()
+        let store = database.store
         CatalogueSyncReport.log(try await configuration.syncCatalogue(into: store), logger: logger)
         try await prepare?(store, logger)
         let secrets = try Secrets.load(configuration: configuration, database: try DatabaseLocation(configuration.server.database),
                                        logger: logger)
-        let metrics = KioskMetrics()
-        MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: metrics.registry))   // once per process: here
         let editions = try EditionsServices(configuration: configuration, store: store, logger: logger, bundleObserver: metrics)
         try await editions.cleanUp()
         try await editions.publishSamplesIfEmpty(configuration)
@@ -71,8 +91,13 @@ public struct ServeComposition: Sendable {
                                secrets: secrets, logger: logger)
                 if offerSetup { Self.offerSetupLink(on: channel, runtime: runtime, factory: factory, logger: logger) }
             })
-        try await app.runService()
-        await store.close()
+        try await app.run()
+    }
+
+    /// The server's own service in the group: its start-up, then the application until shut down.
+    private struct Serving: Service {
+        let body: @Sendable () async throws -> Void
+        func run() async throws { try await body() }
     }
 
     /// Prints the one-time link that creates the first operator (`FirstOperatorSetup`).

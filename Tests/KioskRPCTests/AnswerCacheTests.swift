@@ -86,27 +86,4 @@ import XMLRPC
         #expect(lookups.filter { $0.hasSuffix(":hit") }.count >= 24, "repeated calls were answered from memory")
         #expect(wire.context.environment.answers.usage.entries > 0)
     }
-
-    @Test func theCacheStaysWithinItsBytes() {
-        let cache = AnswerCache(byteLimit: 4_096)
-        let big = XMLRPCValue.string(String(repeating: "x", count: 1_000))
-        for index in 0..<20 {
-            cache.keep(big, for: .init(method: "m", arguments: [String(index)], catalogueVersion: 1, linkBucket: 0))
-            #expect(cache.usage.bytes <= 4_096)
-        }
-        #expect(cache.answer(for: .init(method: "m", arguments: ["19"], catalogueVersion: 1, linkBucket: 0)) == big)
-        cache.keep(big, for: .init(method: "m", arguments: ["new"], catalogueVersion: 2, linkBucket: 0))
-        #expect(cache.usage.entries == 1, "a newer catalogue version retires the older answers")
-        cache.keep(big, for: .init(method: "m", arguments: ["old"], catalogueVersion: 1, linkBucket: 0))
-        #expect(cache.answer(for: .init(method: "m", arguments: ["old"], catalogueVersion: 1, linkBucket: 0)) == nil,
-                "an answer made under an older version is not kept")
-        let pages = AnswerCache.Key(method: "p", arguments: [], catalogueVersion: nil, linkBucket: 0)
-        cache.keep(.string("pages"), for: pages)
-        cache.keep(big, for: .init(method: "m", arguments: ["newer"], catalogueVersion: 3, linkBucket: 0))
-        #expect(cache.answer(for: pages) == .string("pages"), "answers bound to no version outlive version changes")
-        #expect(cache.answer(for: .init(method: "m", arguments: ["new"], catalogueVersion: 2, linkBucket: 0)) == nil)
-        let tiny = AnswerCache(byteLimit: 100)
-        tiny.keep(big, for: .init(method: "m", arguments: [], catalogueVersion: 1, linkBucket: 0))
-        #expect(tiny.usage.entries == 0, "an answer larger than the limit is not kept")
-    }
 }

@@ -26,7 +26,7 @@ struct Wire {
         let environment = KioskRPCEnvironment(
             service: fixture.service, links: TestLinks(), bundles: TestBundles(), ownWebKiosks: Self.ownWebKiosks,
             webKioskTokens: WebKioskTokenSigner(secret: Self.tokenSecret), webKioskTokenLifetime: Self.tokenLifetime,
-            observer: sections, answers: AnswerCache(byteLimit: answerCacheBytes))
+            observer: sections, answers: AnswerCache(name: "answers", byteLimit: answerCacheBytes, observer: sections))
         context = WireContext(environment: environment, logger: Logger(label: "wire", factory: { _ in SwiftLogNoOpLogHandler() }))
         var dispatcher = XMLRPCDispatcher<WireContext>()
         KioskMethods.register(into: &dispatcher)
@@ -87,7 +87,7 @@ struct TestBundles: IssueBundles {
 }
 
 /// What the methods reported: unknown `seccioQ` names and answer cache lookups, in order.
-final class SectionLog: KioskRPCObserver, @unchecked Sendable {
+final class SectionLog: KioskRPCObserver, CacheObserver, @unchecked Sendable {
     private let lock = NSLock()
     private var entries: [String] = []
     private var lookups: [String] = []
@@ -95,7 +95,8 @@ final class SectionLog: KioskRPCObserver, @unchecked Sendable {
     /// `method:hit` or `method:miss`.
     var cacheLookups: [String] { lock.withLock { lookups } }
     func unknownSection(appKey: String, section: String) { lock.withLock { entries.append("\(appKey):\(section)") } }
-    func answerCache(method: String, hit: Bool) { lock.withLock { lookups.append("\(method):\(hit ? "hit" : "miss")") } }
+    func cacheLookup(cache: String, lookup: String, hit: Bool) { lock.withLock { lookups.append("\(lookup):\(hit ? "hit" : "miss")") } }
+    func cacheEvicted(cache: String, entries: Int, reason: CacheEviction) {}
 }
 
 extension XMLRPCValue {

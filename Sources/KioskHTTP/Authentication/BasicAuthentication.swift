@@ -58,6 +58,7 @@ package final class BasicAuthenticator: Sendable {
     package var isEmpty: Bool { hashes.isEmpty }
 
     /// The username of an `Authorization` header already verified, or nil (never verifies: no bcrypt).
+    /// The first step of `authenticate`, and all that the connection's fast path (`KeptRPCAnswers`) asks.
     package func acceptedUsername(authorization header: String) -> String? {
         guard header.utf8.count <= 1024 else { return nil }
         let digest = Self.digest(header)
@@ -74,10 +75,9 @@ package final class BasicAuthenticator: Sendable {
     /// username or client are as many as they may be (`PasswordHashing`).
     package func authenticate(_ request: Request) async throws -> String? {
         guard let header = request.headers.onlyValue(of: .authorization), header.utf8.count <= 1024 else { return nil }
+        if let username = acceptedUsername(authorization: header) { return username }
         let digest = Self.digest(header)
-        let cached: (accepted: String?, refused: Bool) = cache.withLockedValue { ($0.accepted[digest], $0.refused.contains(digest)) }
-        if let username = cached.accepted { return username }
-        if cached.refused { return nil }
+        if cache.withLockedValue({ $0.refused.contains(digest) }) { return nil }
         guard let credentials = BasicCredentials(request: request) else { return nil }
         let hash = hashes[credentials.username], verifier = self.verifier
         let (check, owner) = cache.withLockedValue { cache in

@@ -1,5 +1,6 @@
 import KioskEditions
 import KioskIntegers
+import KioskModels
 import KioskRPC
 import NIOConcurrencyHelpers
 import Prometheus
@@ -23,6 +24,8 @@ package final class KioskMetrics: Sendable {
     package let bundleBuilds: Counter
     package let bundleBuildDuration: DurationHistogram
     package let rpcAnsweredOnConnection: Counter
+    package let catalogueListenerUp: Gauge
+    package let catalogueListenerLosses: Counter
 
     private let xmlrpcCalls: Family<XMLRPCOutcome, TimedSeries>
     private let httpRequests: Family<HTTPOutcome, TimedSeries>
@@ -38,6 +41,7 @@ package final class KioskMetrics: Sendable {
     private let configurationReloads: Family<Bool, Counter>
     private let unknownSections: Family<String, Counter>
     private let answerCache: Family<Pair<String, Bool>, Counter>
+    private let cacheEvictions: Family<Pair<String, CacheEviction>, Counter>
 
     /// Request and XML-RPC latency buckets (seconds).
     package static let latencyBuckets: [Duration] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
@@ -67,6 +71,12 @@ package final class KioskMetrics: Sendable {
         rpcAnsweredOnConnection = registry.makeCounter(descriptor: name(
             "rpc_answered_on_connection", "total",
             "XML-RPC calls answered from a kept answer on the connection's event loop, without the router (also counted in the HTTP, XML-RPC and answer-cache series)."))
+
+        catalogueListenerUp = registry.makeGauge(descriptor: name(
+            "catalogue_listener_up", "",
+            "PostgreSQL: 1 while the connection listening for catalogue changes is up (the version known at once), 0 while every call reads it."))
+        catalogueListenerLosses = registry.makeCounter(descriptor: name(
+            "catalogue_listener_losses", "total", "PostgreSQL: times the connection listening for catalogue changes was lost."))
 
         let xmlrpcRequests = name(
             "xmlrpc_requests", "total", "XML-RPC methods executed, by method and fault code (none: success); system.multicall entries count one each.")
@@ -129,7 +139,16 @@ package final class KioskMetrics: Sendable {
                 + "getEdicio.offer and getEdicio.issue: the catalogue reads of getEdicio).")
         ) { [("method", $0.first), ("result", $0.second ? "hit" : "miss")] }
 
+        cacheEvictions = .counters(registry, name(
+            "cache_evictions", "total",
+            "Values dropped from a version-keyed cache (answers: the kept XML-RPC answers; catalogue_reads: getEdicio's "
+                + "and hashQuiosc's catalogue reads), by cache and reason (full, newer_version).")
+        ) { [("cache", $0.first), ("reason", $0.second.rawValue)] }
+
         for reason in ["wrong_credentials", "locked_out"] { _ = signInFailures[reason] }
+        for cache in ["answers", "catalogue_reads"] {
+            for reason in [CacheEviction.full, .newerVersion] { _ = cacheEvictions[Pair(cache, reason)] }
+        }
         for method in ["getEdicions", "getDarrersEdicio", "getEdicio.pagines", "getEdicio.offer", "getEdicio.issue"] {
             for hit in [true, false] { _ = answerCache[Pair(method, hit)] }
         }
@@ -282,8 +301,16 @@ private struct Pair<First: Hashable & Sendable, Second: Hashable & Sendable>: Ha
 /// it first); the unknown section name itself is logged, never used as a label.
 extension KioskMetrics: KioskRPCObserver {
     package func unknownSection(appKey: String, section: String) { unknownSection(appKey: appKey) }
-    package func answerCache(method: String, hit: Bool) {
-        answerCache[Pair(method, hit)].increment()
+}
+
+/// The kept answers' and catalogue reads' lookups and evictions (`VersionKeyedCache`).
+extension KioskMetrics: CacheObserver {
+    package func cacheLookup(cache: String, lookup: String, hit: Bool) {
+        answerCache[Pair(lookup, hit)].increment()
+    }
+
+    package func cacheEvicted(cache: String, entries: Int, reason: CacheEviction) {
+        cacheEvictions[Pair(cache, reason)].increment(by: Int64(entries))
     }
 }
 
@@ -294,3 +321,10 @@ extension KioskMetrics: BundleObserver {
 
 /// A plain value of strings (name, unit, help), kept by the families that make series on first use.
 extension MetricNameDescriptor: @retroactive @unchecked Sendable {}
+
+extension KioskMetrics: CatalogueVersionObserver {
+    package func catalogueListener(connected: Bool) {
+        catalogueListenerUp.set(to: connected ? 1.0 : 0.0)
+        if !connected { catalogueListenerLosses.increment() }
+    }
+}
