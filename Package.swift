@@ -82,11 +82,18 @@ let package = Package(
             dependencies: ["KioskIntegers", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: swiftSettings),
 
+        // What both stores share, written once: the group commit, the activity log, the table copy between
+        // engines, and the rules they read and write rows by. No database access.
+        .target(
+            name: "KioskStoreSupport",
+            dependencies: ["KioskModels", "KioskIntegers", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: swiftSettings),
+
         // The SQLite store (GRDB): schema, migrations, queries.
         .target(
             name: "KioskStorage",
             dependencies: [
-                "KioskModels", "KioskIntegers", "CSystemCalls",
+                "KioskModels", "KioskStoreSupport", "KioskIntegers", "CSystemCalls",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ],
@@ -96,7 +103,7 @@ let package = Package(
         .target(
             name: "KioskPostgres",
             dependencies: [
-                "KioskModels", "KioskIntegers",
+                "KioskModels", "KioskStoreSupport", "KioskIntegers",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -185,7 +192,7 @@ let package = Package(
         .executableTarget(
             name: "KioskServer",
             dependencies: [
-                "KioskModels", "KioskStorage", "KioskPostgres", "KioskFiles", "KioskEditions", "KioskConfig", "KioskHTTP", "KioskWiring", "KioskIntegers", "KioskPasswords",
+                "KioskModels", "KioskStoreSupport", "KioskStorage", "KioskPostgres", "KioskFiles", "KioskEditions", "KioskConfig", "KioskHTTP", "KioskWiring", "KioskIntegers", "KioskPasswords",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -209,7 +216,7 @@ let package = Package(
         .testTarget(
             name: "KioskEditionsTests",
             dependencies: [
-                "KioskFiles", "KioskEditions", "KioskStorage", "KioskModels", "KioskTestSupport",
+                "KioskFiles", "KioskEditions", "KioskStorage", "KioskStoreSupport", "KioskModels", "KioskTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: swiftSettings),
@@ -231,7 +238,7 @@ let package = Package(
         .testTarget(
             name: "KioskModelsTests",
             dependencies: [
-                "KioskModels", "KioskStorage", "KioskTestSupport",
+                "KioskModels", "KioskStoreSupport", "KioskStorage", "KioskTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: swiftSettings),

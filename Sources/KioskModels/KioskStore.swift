@@ -88,6 +88,13 @@ public protocol KioskStore: Sendable {
     func ping() async throws
 }
 
+extension KioskStore {
+    /// Every session of `subject` ends as one session named `SessionEnd.everySession` does.
+    public func endAllSessions(subject: String, keptUntil: Int64, at time: Int64) async throws {
+        try await endSession(subject: subject, session: SessionEnd.everySession, keptUntil: keptUntil, at: time)
+    }
+}
+
 /// Checks passwords against stored hashes and makes new ones. Implementations keep the slow work off event loops.
 public protocol PasswordHasher: Sendable {
     /// Whether `password` matches `hash`, in any `StoredPasswordHash` scheme. No hash (an unknown user),

@@ -73,4 +73,20 @@ public struct DemoOutcome: Sendable, Hashable {
     /// Demos consumed on this app and device after the call.
     public var consumed: Int
     public init(granted: Bool, consumed: Int) { self.granted = granted; self.consumed = consumed }
+
+    /// Asking for a demo on a device that consumed `consumed` of `quota`: granted, and counted, while
+    /// fewer were consumed.
+    public init(asking consumed: Int, quota: Int) {
+        self.init(granted: consumed < quota, consumed: consumed < quota ? consumed + 1 : consumed)
+    }
+}
+
+/// What became of a sighting an app reported (`KioskStore.recordActivity`).
+public enum SightingOutcome: Sendable, Hashable {
+    /// Queued for writing.
+    case queued
+    /// Already written (or queued) today by this process, or the queue is full.
+    case known
+    /// The app already has `ActivityLog.perAppDayLimit` keys today: counted, not kept.
+    case overLimit
 }

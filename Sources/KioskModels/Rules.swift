@@ -31,6 +31,11 @@ public struct SignInPolicy: Sendable, Hashable {
     }
 
     public func isLockedOut(failures: Int) -> Bool { failures >= maxFailures }
+
+    /// Locked out when the username's failures or the device's reach `maxFailures`.
+    public func isLockedOut(failures: (username: Int, device: Int)) -> Bool {
+        isLockedOut(failures: max(failures.username, failures.device))
+    }
 }
 
 /// Bounds on `getDarrersEdicio`.

@@ -1,5 +1,6 @@
 import Foundation
 import KioskModels
+import KioskStoreSupport
 import Logging
 import PostgresNIO
 

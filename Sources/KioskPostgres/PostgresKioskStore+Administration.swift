@@ -1,4 +1,5 @@
 import KioskModels
+import KioskStoreSupport
 import PostgresNIO
 
 /// The operator's commands: users, subscriptions, imports. Each call is one transaction.
@@ -54,10 +55,10 @@ extension PostgresKioskStore {
                                  progress: @escaping @Sendable (Int, Int) -> Void) async throws -> IdentityImportSummary {
         try await write(bounded: false) { [self] c in
             var summary = IdentityImportSummary()
-            let step = max(1, identities.count / 20)
+            let reports = ImportProgress(rows: identities.count, report: progress)
             let apps = Set(try await c.values("SELECT key FROM apps", String.self, logger: logger))
             for (index, identity) in identities.enumerated() {
-                if index > 0 && index % step == 0 { progress(index, identities.count) }
+                reports.writing(row: index)
                 func refuse(_ reason: UserAdministrationError) -> ImportRowError { ImportRowError(index: index, reason: reason) }
                 guard apps.contains(identity.appKey) else { throw refuse(.unknownApp(identity.appKey)) }
                 var userID = 0
@@ -85,7 +86,7 @@ extension PostgresKioskStore {
                     ON CONFLICT (app_key, device_key) DO UPDATE SET consumed = GREATEST(demo_counters.consumed, excluded.consumed)
                     """, logger: logger)
             }
-            progress(identities.count, identities.count)
+            reports.finished()
             return summary
         }
     }

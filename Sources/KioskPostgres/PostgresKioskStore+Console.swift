@@ -1,25 +1,30 @@
 import KioskModels
+import KioskStoreSupport
 import Logging
 import PostgresNIO
 
 extension PostgresKioskStore {
     public func catalogue() async throws -> Catalogue {
-        try await read { [self] c in
-            let publications = try await c.rows("SELECT id, name FROM publications ORDER BY id", (Int, String).self, logger: logger)
-            let editions = try await c.rows("SELECT id, publication_id, name, created_on FROM editions ORDER BY id",
-                                            (Int, Int, String, String).self, logger: logger)
-            let apps = try await c.rows("SELECT key, name, demo_quota FROM apps ORDER BY key", (String, String, Int).self, logger: logger)
-            let lines = try await c.rows("SELECT app_key, edition_id, sort_order, access FROM tariff_lines ORDER BY app_key, sort_order",
-                                         (String, Int, Int, String).self, logger: logger)
-            let accounts = try await Self.accounts(c, logger: logger)
-            let webKiosks = try await Self.webKiosks(c, appKey: nil, logger: logger)
-            return Catalogue(
-                publications: publications.map { Publication(id: $0.0, name: $0.1) },
-                editions: editions.map { Edition(id: $0.0, publicationID: $0.1, name: $0.2, createdOn: IssueDate($0.3) ?? IssueDate(daysSinceEpoch: 0)) },
-                apps: apps.map { App(key: $0.0, name: $0.1, demoQuota: $0.2) },
-                tariffLines: lines.map { TariffLine(appKey: $0.0, editionID: $0.1, order: $0.2, access: LineAccess(rawValue: $0.3) ?? .subscribers) },
-                accounts: accounts, webKiosks: webKiosks)
-        }
+        try await read { [self] c in try await Self.catalogue(c, logger: logger) }
+    }
+
+    /// The stored catalogue: publications and editions by id, apps by key, lines by app then order,
+    /// accounts by kind then username, web kiosks by app.
+    static func catalogue(_ c: PostgresConnection, logger: Logger) async throws -> Catalogue {
+        let publications = try await c.rows("SELECT id, name FROM publications ORDER BY id", (Int, String).self, logger: logger)
+        let editions = try await c.rows("SELECT id, publication_id, name, created_on FROM editions ORDER BY id",
+                                        (Int, Int, String, String).self, logger: logger)
+        let apps = try await c.rows("SELECT key, name, demo_quota FROM apps ORDER BY key", (String, String, Int).self, logger: logger)
+        let lines = try await c.rows("SELECT app_key, edition_id, sort_order, access FROM tariff_lines ORDER BY app_key, sort_order",
+                                     (String, Int, Int, String).self, logger: logger)
+        let accounts = try await Self.accounts(c, logger: logger)
+        let webKiosks = try await Self.webKiosks(c, appKey: nil, logger: logger)
+        return Catalogue(
+            publications: publications.map { Publication(id: $0.0, name: $0.1) },
+            editions: editions.map { Edition(id: $0.0, publicationID: $0.1, name: $0.2, storedCreatedOn: $0.3) },
+            apps: apps.map { App(key: $0.0, name: $0.1, demoQuota: $0.2) },
+            tariffLines: lines.map { TariffLine(appKey: $0.0, editionID: $0.1, order: $0.2, storedAccess: $0.3) },
+            accounts: accounts, webKiosks: webKiosks)
     }
 
     /// The stored web kiosks by app key (`C` order, as SQLite's); only `appKey`'s when given.
@@ -39,10 +44,8 @@ extension PostgresKioskStore {
 
     static func accounts(_ c: PostgresConnection, logger: Logger) async throws -> [Account] {
         try await c.rows("SELECT kind, username, password_hash, role, scope FROM accounts ORDER BY kind COLLATE \"C\", username COLLATE \"C\"",
-                         (String, String, String, String?, String?).self, logger: logger).compactMap { row in
-            guard let kind = AccountKind(rawValue: row.0) else { return nil }
-            return Account(kind: kind, username: row.1, passwordHash: row.2, role: row.3.flatMap(OperatorRole.init),
-                           scope: row.4.map { PublisherScope(stored: $0) ?? PublisherScope() })
+                         (String, String, String, String?, String?).self, logger: logger).compactMap {
+            Account(storedKind: $0.0, username: $0.1, passwordHash: $0.2, role: $0.3, scope: $0.4)
         }
     }
 
@@ -52,17 +55,16 @@ extension PostgresKioskStore {
                 SELECT date, revision, page_count, bundle_path, bundle_size, bundle_sha256, withdrawn_at FROM issues
                 WHERE edition_id = \(editionID) ORDER BY date DESC LIMIT \(limit)
                 """, (String, Int, Int, String?, Int64?, String?, Int64?).self, logger: logger).compactMap { row in
-                guard let date = IssueDate(row.0) else { return nil }
-                var bundle: BundleInfo?
-                if let path = row.3, let size = row.4, let sha256 = row.5 { bundle = BundleInfo(path: path, size: size, sha256: sha256) }
-                return StoredIssue(date: date, revision: row.1, pageCount: row.2, bundle: bundle, withdrawnAt: row.6)
+                IssueDate(row.0).map {
+                    StoredIssue(date: $0, revision: row.1, pageCount: row.2,
+                                bundle: BundleInfo(storedPath: row.3, size: row.4, sha256: row.5), withdrawnAt: row.6)
+                }
             }
         }
     }
 
     public func findUsers(matching text: String, limit: Int) async throws -> [User] {
-        let pattern = "%" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%")
-            .replacingOccurrences(of: "_", with: "\\_") + "%"
+        let pattern = LikePattern.containing(text)
         return try await read { [self] c in
             try await c.rows("""
                 SELECT \(unescaped: Self.userColumns) FROM users

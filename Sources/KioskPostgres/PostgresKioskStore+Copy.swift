@@ -1,4 +1,5 @@
 import KioskModels
+import KioskStoreSupport
 import PostgresNIO
 
 extension PostgresKioskStore {
@@ -16,7 +17,7 @@ extension PostgresKioskStore {
     /// table by table and commits only if all match. An empty target is filled; a target that already
     /// matches the source is left as it is (running again is safe); any other target is refused unless
     /// `replace`, which empties it first. `progress` hears (table, rows copied).
-    public func copy(from source: any TableExport, replace: Bool,
+    package func copy(from source: any TableExport, replace: Bool,
                      progress: @escaping @Sendable (String, Int) -> Void = { _, _ in }) async throws -> [TableCopyReport] {
         try await changingCatalogue(bounded: false) { [self] c in
             try await c.run("SELECT pg_advisory_xact_lock(\(PostgresSchema.migrationLock))", logger: logger)

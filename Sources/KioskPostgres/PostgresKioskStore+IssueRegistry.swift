@@ -1,4 +1,5 @@
 import KioskModels
+import KioskStoreSupport
 import PostgresNIO
 
 /// Publishing's side of the store: each call is one transaction.
@@ -6,8 +7,8 @@ extension PostgresKioskStore {
     public func edition(id: Int) async throws -> Edition? {
         try await read { [self] c in
             try await c.rows("SELECT id, publication_id, name, created_on FROM editions WHERE id = \(id)",
-                             (Int, Int, String, String).self, logger: logger).first.flatMap { row in
-                IssueDate(row.3).map { Edition(id: row.0, publicationID: row.1, name: row.2, createdOn: $0) }
+                             (Int, Int, String, String).self, logger: logger).first.map {
+                Edition(id: $0.0, publicationID: $0.1, name: $0.2, storedCreatedOn: $0.3)
             }
         }
     }
@@ -19,16 +20,16 @@ extension PostgresKioskStore {
     public func nextRevision(editionID: Int, date: IssueDate) async throws -> Int {
         let day = date.description
         return try await read { [self] c in
-            (try await c.value("SELECT revision FROM issues WHERE edition_id = \(editionID) AND date = \(day)",
-                               Int.self, logger: logger) ?? 0) + 1
+            IssueRevision.next(after: try await c.value("SELECT revision FROM issues WHERE edition_id = \(editionID) AND date = \(day)",
+                                                        Int.self, logger: logger))
         }
     }
 
     public func publishIssue(editionID: Int, date: IssueDate, revision: Int, pages: [PublishedPage],
                              bundle: BundleInfo?, at time: Int64) async throws -> Int? {
         let day = date.description
-        let sections = Set(pages.map(\.section)).sorted { $0.id < $1.id }
-        let pages = pages.sorted { $0.number < $1.number }
+        let sections = pages.sectionsByID
+        let pages = pages.byNumber
         return try await changingCatalogue { [self] c in
             if !sections.isEmpty {
                 try await c.run("""

@@ -1,4 +1,5 @@
 import KioskModels
+import KioskStoreSupport
 import Logging
 import PostgresNIO
 
@@ -118,11 +119,11 @@ extension PostgresKioskStore {
     func replacePageTexts(_ c: PostgresConnection, editionID: Int, date: IssueDate, pages: [PublishedPage]) async throws {
         let day = date.description
         try await c.run("DELETE FROM page_texts WHERE edition_id = \(editionID) AND date = \(day)", logger: logger)
-        let texts = pages.compactMap { page in page.text.map { (page.number, $0) } }
+        let texts = pages.searchTexts
         guard !texts.isEmpty else { return }
         try await c.run("""
             INSERT INTO page_texts (edition_id, date, number, text)
-            SELECT \(editionID), \(day), * FROM unnest(\(texts.map(\.0)), \(texts.map(\.1)))
+            SELECT \(editionID), \(day), * FROM unnest(\(texts.map(\.number)), \(texts.map(\.text)))
             """, logger: logger)
     }
 }

@@ -1,5 +1,5 @@
-import KioskIntegers
 import KioskModels
+import KioskStoreSupport
 import PostgresNIO
 
 extension PostgresKioskStore {
@@ -10,12 +10,7 @@ extension PostgresKioskStore {
             try await c.run("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY", logger: logger)
 
             var counts = DynamicQuery()
-            var conditions: [String] = []
-            if let from = query.from { conditions.append("c.day >= \(counts.bind(Int64(widening: from.daysSinceEpoch)))") }
-            if let to = query.to { conditions.append("c.day <= \(counts.bind(Int64(widening: to.daysSinceEpoch)))") }
-            if let app = query.appKey { conditions.append("c.app_key = \(counts.bind(app))") }
-            if let edition = query.editionID { conditions.append("c.edition_id = \(counts.bind(edition))") }
-            let filter = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
+            let filter = query.downloadCountsFilter.clause("WHERE") { counts.bind($0) }
 
             let total = try await c.value(counts.query("SELECT COALESCE(SUM(c.count), 0)::bigint FROM download_counts c \(filter)"),
                                           Int.self, logger: logger) ?? 0
@@ -41,7 +36,7 @@ extension PostgresKioskStore {
                 GROUP BY c.os ORDER BY downloads DESC, c.os
                 """), (String, Int).self, logger: logger).map { KioskStatistics.OSDownloads(os: $0.0, downloads: $0.1) }
             var top = counts
-            let limit = top.bind(max(0, query.topIssues))
+            let limit = top.bind(query.topIssuesLimit)
             let topIssues = try await c.rows(top.query("""
                 SELECT c.edition_id, COALESCE(e.name, ''), c.date, SUM(c.count)::bigint AS downloads
                 FROM download_counts c LEFT JOIN editions e ON e.id = c.edition_id
@@ -52,21 +47,10 @@ extension PostgresKioskStore {
             }
 
             var demo = DynamicQuery()
-            var demoConditions: [String] = []
-            if let from = query.from { demoConditions.append("g.granted_at >= \(demo.bind(Int64(widening: from.daysSinceEpoch) * 86_400))") }
-            if let to = query.to { demoConditions.append("g.granted_at < \(demo.bind(Int64(widening: to.daysSinceEpoch + 1) * 86_400))") }
-            if let app = query.appKey { demoConditions.append("g.app_key = \(demo.bind(app))") }
-            if let edition = query.editionID { demoConditions.append("g.edition_id = \(demo.bind(edition))") }
-            let demoFilter = demoConditions.isEmpty ? "" : "WHERE " + demoConditions.joined(separator: " AND ")
-            let subscriptionFilter = query.editionID.map { "AND s.edition_id = \(demo.bind($0))" } ?? ""
+            let demoFilter = query.demoGrantsFilter.clause("WHERE") { demo.bind($0) }
+            let subscriptionFilter = query.conversionSubscriptionsFilter.clause("AND") { demo.bind($0) }
             let demos = try await c.rows(demo.query("""
-                WITH demo AS (
-                    SELECT g.app_key, g.device_key, MIN(g.granted_at) AS first_grant,
-                           COUNT(*) AS grants, COUNT(g.used_at) AS used
-                    FROM demo_grants g
-                    \(demoFilter)
-                    GROUP BY g.app_key, g.device_key
-                )
+                \(StatisticsQuery.demoDevices(demoFilter))
                 SELECT d.app_key, COALESCE(a.name, ''), COUNT(*), SUM(d.grants)::bigint, SUM(d.used)::bigint,
                        COUNT(*) FILTER (WHERE EXISTS (
                            SELECT 1 FROM identities i
@@ -80,11 +64,7 @@ extension PostgresKioskStore {
             }
 
             var active = DynamicQuery()
-            var activeConditions: [String] = []
-            if let from = query.from { activeConditions.append("x.day >= \(active.bind(Int64(widening: from.daysSinceEpoch)))") }
-            if let to = query.to { activeConditions.append("x.day <= \(active.bind(Int64(widening: to.daysSinceEpoch)))") }
-            if let app = query.appKey { activeConditions.append("x.app_key = \(active.bind(app))") }
-            let activeFilter = activeConditions.isEmpty ? "" : "WHERE " + activeConditions.joined(separator: " AND ")
+            let activeFilter = query.activeIdentitiesFilter.clause("WHERE") { active.bind($0) }
             let activeDevices = try await c.rows(active.query("""
                 SELECT x.day, x.app_key, COALESCE(a.name, ''), COUNT(*)
                 FROM active_identities x LEFT JOIN apps a ON a.key = x.app_key

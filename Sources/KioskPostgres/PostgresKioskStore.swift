@@ -1,5 +1,6 @@
 import Foundation
 import KioskModels
+import KioskStoreSupport
 import Logging
 import PostgresNIO
 import ServiceLifecycle
@@ -149,11 +150,10 @@ public final class PostgresKioskStore: KioskDatabase {
     static let offeredColumns = "t.app_key, t.edition_id, t.sort_order, t.access, e.publication_id, e.name, e.created_on, p.name"
     typealias OfferedRow = (String, Int, Int, String, Int, String, String, String)
 
-    static func offered(_ row: OfferedRow) -> OfferedEdition? {
-        guard let access = LineAccess(rawValue: row.3), let created = IssueDate(row.6) else { return nil }
-        return OfferedEdition(line: TariffLine(appKey: row.0, editionID: row.1, order: row.2, access: access),
-                              edition: Edition(id: row.1, publicationID: row.4, name: row.5, createdOn: created),
-                              publicationName: row.7)
+    static func offered(_ row: OfferedRow) -> OfferedEdition {
+        OfferedEdition(line: TariffLine(appKey: row.0, editionID: row.1, order: row.2, storedAccess: row.3),
+                       edition: Edition(id: row.1, publicationID: row.4, name: row.5, storedCreatedOn: row.6),
+                       publicationName: row.7)
     }
 
     /// The first page's JPEG of issue `i`.
@@ -166,16 +166,17 @@ public final class PostgresKioskStore: KioskDatabase {
         try await read { [self] c in
             try await c.rows(Statements.EditionListings(appKey: appKey), logger: logger)
             .compactMap { row in
-                guard let offered = Self.offered((row.0, row.1, row.2, row.3, row.4, row.5, row.6, row.7)),
-                      let date = IssueDate(row.8) else { return nil }
-                return EditionListing(offered: offered, newest: IssueSummary(date: date, coverPath: row.9))
+                IssueDate(row.8).map { date in
+                    EditionListing(offered: Self.offered((row.0, row.1, row.2, row.3, row.4, row.5, row.6, row.7)),
+                                   newest: IssueSummary(date: date, coverPath: row.9))
+                }
             }
         }
     }
 
     public func offeredEdition(appKey: String, editionID: Int) async throws -> OfferedEdition? {
         try await read { [self] c in
-            try await c.rows(Statements.OfferedEdition(appKey: appKey, editionID: editionID), logger: logger).first.flatMap(Self.offered)
+            try await c.rows(Statements.OfferedEdition(appKey: appKey, editionID: editionID), logger: logger).first.map(Self.offered)
         }
     }
 
@@ -183,11 +184,11 @@ public final class PostgresKioskStore: KioskDatabase {
                        limit: Int) async throws -> [IssueSummary] {
         try await read { [self] c in
             let rows: [(String, String?)]
-            switch (date, direction) {
-            case (nil, _): rows = try await c.rows(Statements.NewestIssues(editionID: editionID, limit: limit), logger: logger)
-            case (let date?, .descending):
+            switch IssueWindow(from: date, direction: direction) {
+            case .newest: rows = try await c.rows(Statements.NewestIssues(editionID: editionID, limit: limit), logger: logger)
+            case .upTo(let date):
                 rows = try await c.rows(Statements.IssuesUpTo(editionID: editionID, date: date.description, limit: limit), logger: logger)
-            case (let date?, .ascending):
+            case .from(let date):
                 rows = try await c.rows(Statements.IssuesFrom(editionID: editionID, date: date.description, limit: limit), logger: logger)
             }
             return rows.compactMap { row in IssueDate(row.0).map { IssueSummary(date: $0, coverPath: row.1) } }
@@ -203,9 +204,8 @@ public final class PostgresKioskStore: KioskDatabase {
                 Page(id: row.0, number: row.1, section: Section(id: row.2, name: row.3),
                      files: PageFiles(pdf: row.4, jpg: row.5, jpgA: row.6))
             }
-            var bundle: BundleInfo?
-            if let path = issue.1, let size = issue.2, let sha256 = issue.3 { bundle = BundleInfo(path: path, size: size, sha256: sha256) }
-            return IssueContents(editionID: editionID, date: date, revision: issue.0, pages: pages, bundle: bundle)
+            return IssueContents(editionID: editionID, date: date, revision: issue.0, pages: pages,
+                                 bundle: BundleInfo(storedPath: issue.1, size: issue.2, sha256: issue.3))
         }
     }
 
@@ -287,7 +287,7 @@ public final class PostgresKioskStore: KioskDatabase {
 
     @discardableResult
     public func recordActivity(appKey: String, identityKey: String, at time: Int64) -> SightingOutcome {
-        activity.record(IdentitySighting(day: time / 86_400, appKey: appKey, identityKey: identityKey))
+        activity.record(appKey: appKey, identityKey: identityKey, at: time)
     }
 
     public func recordDownload(_ download: DownloadRecord) async throws {
@@ -343,7 +343,8 @@ public final class PostgresKioskStore: KioskDatabase {
             let consumed = try await c.value("""
                 SELECT consumed FROM demo_counters WHERE app_key = \(appKey) AND device_key = \(deviceKey)
                 """, Int.self, logger: logger) ?? 0
-            guard consumed < quota else { return DemoOutcome(granted: false, consumed: consumed) }
+            let outcome = DemoOutcome(asking: consumed, quota: quota)
+            guard outcome.granted else { return outcome }
             try await c.run("""
                 INSERT INTO demo_counters (app_key, device_key, consumed) VALUES (\(appKey), \(deviceKey), 1)
                 ON CONFLICT (app_key, device_key) DO UPDATE SET consumed = demo_counters.consumed + 1
@@ -351,7 +352,7 @@ public final class PostgresKioskStore: KioskDatabase {
             try await c.run("""
                 INSERT INTO demo_grants (app_key, device_key, granted_at) VALUES (\(appKey), \(deviceKey), \(time))
                 """, logger: logger)
-            return DemoOutcome(granted: true, consumed: consumed + 1)
+            return outcome
         }
     }
 
@@ -403,7 +404,7 @@ public final class PostgresKioskStore: KioskDatabase {
                 try await c.run("SELECT pg_advisory_xact_lock(hashtextextended(\("d\u{1F}" + deviceKey), 2))", logger: logger)
             }
             let counts = try await signInFailures(username: username, deviceKey: deviceKey, since: since, on: c)
-            guard max(counts.username, counts.device) < maxFailures else { return nil }
+            guard !SignInPolicy(maxFailures: maxFailures).isLockedOut(failures: counts) else { return nil }
             return try await c.value("""
                 INSERT INTO sign_in_failures (username, device_key, time) VALUES (\(username), \(deviceKey), \(time)) RETURNING id
                 """, Int64.self, logger: logger)

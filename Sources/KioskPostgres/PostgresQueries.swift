@@ -1,3 +1,4 @@
+import KioskStoreSupport
 import Logging
 import PostgresNIO
 
@@ -60,6 +61,14 @@ struct DynamicQuery {
     mutating func bind<Value: PostgresDynamicTypeEncodable>(_ value: Value) -> String {
         bindings.append(value)
         return "$\(bindings.count)"
+    }
+
+    /// Appends a statistics filter's value as the next parameter; returns its placeholder.
+    mutating func bind(_ value: StatisticsFilter.Value) -> String {
+        switch value {
+        case .integer(let number): bind(number)
+        case .text(let text): bind(text)
+        }
     }
 
     func query(_ text: String) -> PostgresQuery { PostgresQuery(unsafeSQL: text, binds: bindings) }

@@ -1,19 +1,24 @@
 import GRDB
 import KioskModels
+import KioskStoreSupport
 
 extension SQLiteKioskStore {
     public func catalogue() async throws -> Catalogue {
-        try await pool.read { db in
-            Catalogue(
-                publications: try PublicationRecord.order(PublicationRecord.Columns.id).fetchAll(db)
-                    .map { Publication(id: $0.id, name: $0.name) },
-                editions: try EditionRecord.order(EditionRecord.Columns.id).fetchAll(db).map(\.edition),
-                apps: try AppRecord.order(AppRecord.Columns.key).fetchAll(db).map(\.app),
-                tariffLines: try TariffLineRecord.order(TariffLineRecord.Columns.appKey, TariffLineRecord.Columns.sortOrder)
-                    .fetchAll(db).map(\.line),
-                accounts: try Self.accounts(db),
-                webKiosks: try WebKioskRecord.order(WebKioskRecord.Columns.appKey).fetchAll(db).map { try $0.webKiosk() })
-        }
+        try await pool.read { db in try Self.catalogue(db) }
+    }
+
+    /// The stored catalogue: publications and editions by id, apps by key, lines by app then order,
+    /// accounts by kind then username, web kiosks by app.
+    static func catalogue(_ db: Database) throws -> Catalogue {
+        Catalogue(
+            publications: try PublicationRecord.order(PublicationRecord.Columns.id).fetchAll(db)
+                .map { Publication(id: $0.id, name: $0.name) },
+            editions: try EditionRecord.order(EditionRecord.Columns.id).fetchAll(db).map(\.edition),
+            apps: try AppRecord.order(AppRecord.Columns.key).fetchAll(db).map(\.app),
+            tariffLines: try TariffLineRecord.order(TariffLineRecord.Columns.appKey, TariffLineRecord.Columns.sortOrder)
+                .fetchAll(db).map(\.line),
+            accounts: try accounts(db),
+            webKiosks: try WebKioskRecord.order(WebKioskRecord.Columns.appKey).fetchAll(db).map { try $0.webKiosk() })
     }
 
     public func accounts() async throws -> [Account] {
@@ -21,11 +26,9 @@ extension SQLiteKioskStore {
     }
 
     static func accounts(_ db: Database) throws -> [Account] {
-        try Row.fetchAll(db, sql: "SELECT kind, username, password_hash, role, scope FROM accounts ORDER BY kind, username").compactMap { row in
-            guard let kind = AccountKind(rawValue: row[0]) else { return nil }
-            return Account(kind: kind, username: row[1], passwordHash: row[2], role: (row[3] as String?).flatMap(OperatorRole.init),
-                           scope: (row[4] as String?).map { PublisherScope(stored: $0) ?? PublisherScope() })
-        }
+        try AccountRecord.fetchAll(db, sql: """
+            SELECT \(AccountRecord.columnList(as: "a")) FROM accounts a ORDER BY a.kind, a.username
+            """).compactMap(\.account)
     }
 
     public func editionIssues(editionID: Int, limit: Int) async throws -> [StoredIssue] {
@@ -42,8 +45,7 @@ extension SQLiteKioskStore {
     }
 
     public func findUsers(matching text: String, limit: Int) async throws -> [User] {
-        let pattern = "%" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%")
-            .replacingOccurrences(of: "_", with: "\\_") + "%"
+        let pattern = LikePattern.containing(text)
         return try await pool.read { db in
             try UserRecord.fetchAll(db, sql: """
                 SELECT * FROM users WHERE username LIKE ?1 ESCAPE '\\' OR name LIKE ?1 ESCAPE '\\' OR email LIKE ?1 ESCAPE '\\'
@@ -75,10 +77,9 @@ extension SQLiteKioskStore {
 
     public func auditEntries(limit: Int) async throws -> [AuditEntry] {
         try await pool.read { db in
-            try Row.fetchAll(db, sql: "SELECT time, actor, action, subject, before, after FROM audit_log ORDER BY id DESC LIMIT ?",
-                             arguments: [limit]).map {
-                AuditEntry(time: $0[0], actor: $0[1], action: $0[2], subject: $0[3], before: $0[4], after: $0[5])
-            }
+            try AuditEntryRecord.fetchAll(db, sql: """
+                SELECT \(AuditEntryRecord.columnList(as: "l")) FROM audit_log l ORDER BY l.id DESC LIMIT ?
+                """, arguments: [limit]).map(\.entry)
         }
     }
 
@@ -87,9 +88,10 @@ extension SQLiteKioskStore {
         return try await pool.read { db in
             let failures = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM sign_in_failures WHERE time >= ? AND time < ?",
                                             arguments: [period.lowerBound, period.upperBound]) ?? 0
-            let builds = try Row.fetchOne(db, sql: "SELECT COUNT(*) AS builds, COALESCE(SUM(bytes), 0) AS bytes FROM bundle_builds WHERE time >= ? AND time < ?",
-                                          arguments: [period.lowerBound, period.upperBound])
-            return ConsoleActivity(signInFailures: failures, bundleBuilds: builds?["builds"] ?? 0, bundleBytes: builds?["bytes"] ?? 0)
+            let builds = try BundleBuildTotalsRow.fetchOne(db, sql: """
+                SELECT COUNT(*) AS builds, COALESCE(SUM(bytes), 0) AS bytes FROM bundle_builds WHERE time >= ? AND time < ?
+                """, arguments: [period.lowerBound, period.upperBound])
+            return ConsoleActivity(signInFailures: failures, bundleBuilds: builds?.builds ?? 0, bundleBytes: builds?.bytes ?? 0)
         }
     }
 }

@@ -1,5 +1,6 @@
 import GRDB
 import KioskModels
+import KioskStoreSupport
 
 /// Publishing's side of the store: each call is one transaction.
 extension SQLiteKioskStore {
@@ -20,10 +21,9 @@ extension SQLiteKioskStore {
 
     public func nextRevision(editionID: Int, date: IssueDate) async throws -> Int {
         try await pool.read { db in
-            let current = try Int.fetchOne(db.cachedStatement(sql: """
+            IssueRevision.next(after: try Int.fetchOne(db.cachedStatement(sql: """
                 SELECT revision FROM issues WHERE edition_id = ? AND date = ?
-                """), arguments: [editionID, date.description]) ?? 0
-            return current + 1
+                """), arguments: [editionID, date.description]))
         }
     }
 
@@ -31,7 +31,7 @@ extension SQLiteKioskStore {
                              bundle: BundleInfo?, at time: Int64) async throws -> Int? {
         try await pool.write { db in
             let day = date.description
-            for section in Set(pages.map(\.section)) {
+            for section in pages.sectionsByID {
                 try db.cachedStatement(sql: """
                     INSERT INTO sections (id, name) VALUES (?, ?)
                     ON CONFLICT (id) DO UPDATE SET name = excluded.name WHERE name <> excluded.name
@@ -55,7 +55,7 @@ extension SQLiteKioskStore {
                     bundle_sha256 = excluded.bundle_sha256
                 """).execute(arguments: [issue.editionID, issue.date, issue.revision, issue.pageCount, issue.publishedAt,
                                          issue.bundlePath, issue.bundleSize, issue.bundleSHA256])
-            for page in pages.sorted(by: { $0.number < $1.number }) {
+            for page in pages.byNumber {
                 var record = PageRecord(editionID: editionID, date: date, page: page)
                 try record.insert(db)
             }
@@ -86,9 +86,9 @@ extension SQLiteKioskStore {
 
     public func issueStanding(editionID: Int, date: IssueDate) async throws -> IssueStanding? {
         try await pool.read { db in
-            try Row.fetchOne(db.cachedStatement(sql: """
-                SELECT revision, withdrawn_at IS NOT NULL FROM issues WHERE edition_id = ? AND date = ?
-                """), arguments: [editionID, date.description]).map { IssueStanding(revision: $0[0], withdrawn: $0[1]) }
+            try IssueRecord.fetchOne(db.cachedStatement(sql: """
+                SELECT \(IssueRecord.columnList(as: "i")) FROM issues i WHERE i.edition_id = ? AND i.date = ?
+                """), arguments: [editionID, date.description]).map { IssueStanding(revision: $0.revision, withdrawn: $0.withdrawnAt != nil) }
         }
     }
 

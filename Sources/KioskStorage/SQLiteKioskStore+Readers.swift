@@ -1,5 +1,6 @@
 import GRDB
 import KioskModels
+import KioskStoreSupport
 
 extension SQLiteKioskStore {
     /// Adds a user; returns the new id.
@@ -60,9 +61,9 @@ extension SQLiteKioskStore {
                                  progress: @escaping @Sendable (Int, Int) -> Void = { _, _ in }) async throws -> IdentityImportSummary {
         try await pool.write { db in
             var summary = IdentityImportSummary()
-            let step = max(1, identities.count / 20)
+            let reports = ImportProgress(rows: identities.count, report: progress)
             for (index, identity) in identities.enumerated() {
-                if index > 0 && index % step == 0 { progress(index, identities.count) }
+                reports.writing(row: index)
                 func refuse(_ reason: UserAdministrationError) -> ImportRowError { ImportRowError(index: index, reason: reason) }
                 guard try Bool.fetchOne(db, sql: "SELECT 1 FROM apps WHERE key = ?", arguments: [identity.appKey]) == true else {
                     throw refuse(.unknownApp(identity.appKey))
@@ -92,7 +93,7 @@ extension SQLiteKioskStore {
                     ON CONFLICT (app_key, device_key) DO UPDATE SET consumed = MAX(consumed, excluded.consumed)
                     """, arguments: [identity.appKey, identity.deviceKey, identity.demosConsumed])
             }
-            progress(identities.count, identities.count)
+            reports.finished()
             return summary
         }
     }

@@ -1,6 +1,7 @@
 import GRDB
 import KioskIntegers
 import KioskModels
+import KioskStoreSupport
 
 /// A page's place in search order, as the `page_texts` key (and the FTS5 rowid): newer days have
 /// larger keys; on one day lower edition ids, then lower page numbers, have larger keys. So walking the
@@ -70,18 +71,13 @@ extension SQLiteKioskStore {
         let slots = "[" + search.editionIDs.map { String(PageSearchKey.editionSlot($0)) }.joined(separator: ",") + "]"
         let expression = search.query.fts5Expression
         return try await pool.read { db in
-            let rows = try Row.fetchAll(db.cachedStatement(sql: """
-                SELECT rowid, snippet(page_text_index, 0, char(2), char(3), '…', 24)
+            try PageTextMatchRow.fetchAll(db.cachedStatement(sql: """
+                SELECT rowid AS key, snippet(page_text_index, 0, char(2), char(3), '…', 24) AS snippet
                 FROM page_text_index
                 WHERE page_text_index MATCH ? AND rowid BETWEEN ? AND ?
                   AND (rowid >> 10) & 2147483647 IN (SELECT value FROM json_each(?))
                 ORDER BY rowid DESC LIMIT ?
-                """), arguments: [expression, range.lowerBound, range.upperBound, slots, search.limit])
-            return rows.map { row in
-                let key = PageSearchKey(value: row[0])
-                return PageSearchHit(editionID: key.editionID, date: key.date, pageNumber: key.page,
-                                     fragment: PageText.fragment(fromMarked: row[1]))
-            }
+                """), arguments: [expression, range.lowerBound, range.upperBound, slots, search.limit]).map(\.hit)
         }
     }
 
@@ -91,12 +87,11 @@ extension SQLiteKioskStore {
         let insert = try db.cachedStatement(sql: """
             INSERT INTO page_texts (key, edition_id, date, number, text) VALUES (?, ?, ?, ?, ?)
             """)
-        for page in pages {
-            guard let text = page.text else { continue }
-            guard let key = PageSearchKey(editionID: editionID, date: date, page: page.number) else {
-                throw PageSearchKeyError(editionID: editionID, page: page.number)
+        for (number, text) in pages.searchTexts {
+            guard let key = PageSearchKey(editionID: editionID, date: date, page: number) else {
+                throw PageSearchKeyError(editionID: editionID, page: number)
             }
-            try insert.execute(arguments: [key.value, editionID, date.description, page.number, text])
+            try insert.execute(arguments: [key.value, editionID, date.description, number, text])
         }
     }
 

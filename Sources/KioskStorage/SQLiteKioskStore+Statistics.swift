@@ -1,6 +1,6 @@
 import GRDB
-import KioskIntegers
 import KioskModels
+import KioskStoreSupport
 
 extension SQLiteKioskStore {
     /// Statistics from the per-day download counts (kept by triggers, see the `v3` migration) and the
@@ -10,13 +10,8 @@ extension SQLiteKioskStore {
     /// subscription to it.
     public func statistics(_ query: StatisticsQuery) async throws -> KioskStatistics {
         try await pool.read { db in
-            var conditions: [String] = []
             var arguments: StatementArguments = []
-            if let from = query.from { conditions.append("c.day >= ?"); arguments += [from.daysSinceEpoch] }
-            if let to = query.to { conditions.append("c.day <= ?"); arguments += [to.daysSinceEpoch] }
-            if let app = query.appKey { conditions.append("c.app_key = ?"); arguments += [app] }
-            if let edition = query.editionID { conditions.append("c.edition_id = ?"); arguments += [edition] }
-            let filter = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
+            let filter = query.downloadCountsFilter.clause("WHERE") { arguments.bind($0) }
 
             let total = try Int.fetchOne(db, sql: "SELECT COALESCE(SUM(c.count), 0) FROM download_counts c \(filter)",
                                          arguments: arguments) ?? 0
@@ -46,25 +41,13 @@ extension SQLiteKioskStore {
                 FROM download_counts c LEFT JOIN editions e ON e.id = c.edition_id
                 \(filter)
                 GROUP BY c.edition_id, c.date ORDER BY downloads DESC, c.edition_id, c.date LIMIT ?
-                """, arguments: arguments + [max(0, query.topIssues)]).compactMap(KioskStatistics.IssueDownloads.init(row:))
+                """, arguments: arguments + [query.topIssuesLimit]).compactMap(KioskStatistics.IssueDownloads.init(row:))
 
-            var demoConditions: [String] = []
             var demoArguments: StatementArguments = []
-            if let from = query.from { demoConditions.append("g.granted_at >= ?"); demoArguments += [Int64(widening: from.daysSinceEpoch) * 86_400] }
-            if let to = query.to { demoConditions.append("g.granted_at < ?"); demoArguments += [Int64(widening: to.daysSinceEpoch + 1) * 86_400] }
-            if let app = query.appKey { demoConditions.append("g.app_key = ?"); demoArguments += [app] }
-            if let edition = query.editionID { demoConditions.append("g.edition_id = ?"); demoArguments += [edition] }
-            let demoFilter = demoConditions.isEmpty ? "" : "WHERE " + demoConditions.joined(separator: " AND ")
-            let subscriptionFilter = query.editionID == nil ? "" : "AND s.edition_id = ?"
-            if let edition = query.editionID { demoArguments += [edition] }
+            let demoFilter = query.demoGrantsFilter.clause("WHERE") { demoArguments.bind($0) }
+            let subscriptionFilter = query.conversionSubscriptionsFilter.clause("AND") { demoArguments.bind($0) }
             let demos = try Row.fetchAll(db, sql: """
-                WITH demo AS (
-                    SELECT g.app_key, g.device_key, MIN(g.granted_at) AS first_grant,
-                           COUNT(*) AS grants, COUNT(g.used_at) AS used
-                    FROM demo_grants g
-                    \(demoFilter)
-                    GROUP BY g.app_key, g.device_key
-                )
+                \(StatisticsQuery.demoDevices(demoFilter))
                 SELECT d.app_key, COALESCE(a.name, '') AS app_name, COUNT(*) AS devices, SUM(d.grants) AS grants,
                        SUM(d.used) AS used,
                        SUM(EXISTS (
@@ -77,12 +60,8 @@ extension SQLiteKioskStore {
                 GROUP BY d.app_key ORDER BY d.app_key
                 """, arguments: demoArguments).map(KioskStatistics.DemoUse.init(row:))
 
-            var activeConditions: [String] = []
             var activeArguments: StatementArguments = []
-            if let from = query.from { activeConditions.append("x.day >= ?"); activeArguments += [from.daysSinceEpoch] }
-            if let to = query.to { activeConditions.append("x.day <= ?"); activeArguments += [to.daysSinceEpoch] }
-            if let app = query.appKey { activeConditions.append("x.app_key = ?"); activeArguments += [app] }
-            let activeFilter = activeConditions.isEmpty ? "" : "WHERE " + activeConditions.joined(separator: " AND ")
+            let activeFilter = query.activeIdentitiesFilter.clause("WHERE") { activeArguments.bind($0) }
             let activeDevices = try Row.fetchAll(db, sql: """
                 SELECT x.day, x.app_key, COALESCE(a.name, '') AS app_name, COUNT(*) AS devices
                 FROM active_identities x LEFT JOIN apps a ON a.key = x.app_key
@@ -100,6 +79,17 @@ extension SQLiteKioskStore {
     /// Proves the database answers: reads the catalogue (`GET /readyz`).
     public func ping() async throws {
         _ = try await pool.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM apps") }
+    }
+}
+
+extension StatementArguments {
+    /// Appends a filter's value; returns its placeholder.
+    fileprivate mutating func bind(_ value: StatisticsFilter.Value) -> String {
+        switch value {
+        case .integer(let number): self += [number]
+        case .text(let text): self += [text]
+        }
+        return "?"
     }
 }
 

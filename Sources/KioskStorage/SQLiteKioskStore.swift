@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import KioskModels
+import KioskStoreSupport
 
 /// The embedded store: one SQLite file in WAL mode through a GRDB `DatabasePool`.
 ///
@@ -130,18 +131,18 @@ public final class SQLiteKioskStore: KioskDatabase {
     public func issues(editionID: Int, from date: IssueDate?, direction: ListingDirection,
                        limit: Int) async throws -> [IssueSummary] {
         try read { db in
-            let comparison = direction == .descending ? "<=" : ">="
-            let order = direction == .descending ? "DESC" : "ASC"
-            let bound = date == nil ? "" : "AND i.date \(comparison) ?"
+            let bound: String, order: String, arguments: StatementArguments
+            switch IssueWindow(from: date, direction: direction) {
+            case .newest: (bound, order, arguments) = ("", "DESC", [editionID, limit])
+            case .upTo(let date): (bound, order, arguments) = ("AND i.date <= ?", "DESC", [editionID, date.description, limit])
+            case .from(let date): (bound, order, arguments) = ("AND i.date >= ?", "ASC", [editionID, date.description, limit])
+            }
             let sql = """
                 SELECT i.date, \(IssueRecord.Summary.coverColumn)
                 FROM issues i
                 WHERE i.edition_id = ? AND i.withdrawn_at IS NULL \(bound)
-                ORDER BY i.date \(date == nil ? "DESC" : order) LIMIT ?
+                ORDER BY i.date \(order) LIMIT ?
                 """
-            var arguments: StatementArguments = [editionID]
-            if let date { arguments += [date.description] }
-            arguments += [limit]
             return try IssueRecord.Summary.fetchAll(db.cachedStatement(sql: sql), arguments: arguments).compactMap(\.summary)
         }
     }
@@ -246,7 +247,7 @@ public final class SQLiteKioskStore: KioskDatabase {
 
     @discardableResult
     public func recordActivity(appKey: String, identityKey: String, at time: Int64) -> SightingOutcome {
-        activity.record(IdentitySighting(day: time / 86_400, appKey: appKey, identityKey: identityKey))
+        activity.record(appKey: appKey, identityKey: identityKey, at: time)
     }
 
     public func recordDownload(_ download: DownloadRecord) async throws {
@@ -268,14 +269,15 @@ public final class SQLiteKioskStore: KioskDatabase {
             let consumed = try Int.fetchOne(db.cachedStatement(sql: """
                 SELECT consumed FROM demo_counters WHERE app_key = ? AND device_key = ?
                 """), arguments: [appKey, deviceKey]) ?? 0
-            guard consumed < quota else { return DemoOutcome(granted: false, consumed: consumed) }
+            let outcome = DemoOutcome(asking: consumed, quota: quota)
+            guard outcome.granted else { return outcome }
             try db.cachedStatement(sql: """
                 INSERT INTO demo_counters (app_key, device_key, consumed) VALUES (?, ?, 1)
                 ON CONFLICT (app_key, device_key) DO UPDATE SET consumed = consumed + 1
                 """).execute(arguments: [appKey, deviceKey])
             var grant = DemoGrantRecord(appKey: appKey, deviceKey: deviceKey, grantedAt: time)
             try grant.insert(db)
-            return DemoOutcome(granted: true, consumed: consumed + 1)
+            return outcome
         }
     }
 
@@ -317,7 +319,7 @@ public final class SQLiteKioskStore: KioskDatabase {
                                    at time: Int64) async throws -> Int64? {
         try await pool.write { db in
             let counts = try Self.signInFailures(db, username: username, deviceKey: deviceKey, since: since)
-            guard max(counts.username, counts.device) < maxFailures else { return nil }
+            guard !SignInPolicy(maxFailures: maxFailures).isLockedOut(failures: counts) else { return nil }
             var failure = SignInFailureRecord(username: username, deviceKey: deviceKey, time: time)
             try failure.insert(db)
             return failure.id

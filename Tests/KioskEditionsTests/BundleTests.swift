@@ -2,6 +2,7 @@ import Foundation
 @testable import KioskEditions
 import KioskModels
 import KioskStorage
+import KioskStoreSupport
 import Testing
 @testable import KioskFiles
 

@@ -1,5 +1,6 @@
 import Foundation
 import KioskModels
+import KioskStoreSupport
 import Testing
 
 /// Values built from what a request carries: days, months, periods, search excerpts. None of them may

@@ -4,6 +4,7 @@ import KioskConfig
 import KioskModels
 import KioskPostgres
 import KioskStorage
+import KioskStoreSupport
 import KioskWiring
 
 /// `KioskServer db …`: moving the data between engines.

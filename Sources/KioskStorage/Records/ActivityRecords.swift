@@ -1,5 +1,6 @@
 import GRDB
 import KioskModels
+import KioskStoreSupport
 
 /// A row of `downloads`: one successful `getEdicio` (the domain's `DownloadRecord`).
 struct DownloadLogRecord: Hashable, FetchableRecord, MutablePersistableRecord, ListedColumns {

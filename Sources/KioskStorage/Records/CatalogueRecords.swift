@@ -1,5 +1,6 @@
 import GRDB
 import KioskModels
+import KioskStoreSupport
 
 /// A row of `publications`: a title.
 struct PublicationRecord: Hashable, FetchableRecord, PersistableRecord, ListedColumns {
@@ -54,11 +55,7 @@ struct EditionRecord: Hashable, FetchableRecord, PersistableRecord, ListedColumn
         container[Columns.name] = name; container[Columns.createdOn] = createdOn
     }
 
-    /// An unreadable creation day reads as 1970-01-01.
-    var edition: Edition {
-        Edition(id: id, publicationID: publicationID, name: name,
-                createdOn: IssueDate(createdOn) ?? IssueDate(daysSinceEpoch: 0))
-    }
+    var edition: Edition { Edition(id: id, publicationID: publicationID, name: name, storedCreatedOn: createdOn) }
 }
 
 /// A row of `apps`: a reader app build and its demo quota.
@@ -110,10 +107,7 @@ struct TariffLineRecord: Hashable, FetchableRecord, PersistableRecord, ListedCol
         container[Columns.sortOrder] = sortOrder; container[Columns.access] = access
     }
 
-    /// An unknown access reads as `subscribers`, the stricter one.
-    var line: TariffLine {
-        TariffLine(appKey: appKey, editionID: editionID, order: sortOrder, access: LineAccess(rawValue: access) ?? .subscribers)
-    }
+    var line: TariffLine { TariffLine(appKey: appKey, editionID: editionID, order: sortOrder, storedAccess: access) }
 }
 
 /// A tariff line with its edition and title: `tariff_lines` (`t`) joined with `editions` (`e`) and

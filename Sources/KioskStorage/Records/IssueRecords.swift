@@ -1,6 +1,7 @@
 import GRDB
 import KioskIntegers
 import KioskModels
+import KioskStoreSupport
 
 /// A row of `issues`: one issue of an edition, visible while `withdrawnAt` is nil.
 struct IssueRecord: Hashable, FetchableRecord, PersistableRecord, ListedColumns {
@@ -41,10 +42,8 @@ struct IssueRecord: Hashable, FetchableRecord, PersistableRecord, ListedColumns 
         container[Columns.bundleSize] = bundleSize; container[Columns.bundleSHA256] = bundleSHA256
     }
 
-    /// The bundle, when one was recorded (a missing size or hash reads as 0 or empty).
-    var bundle: BundleInfo? {
-        bundlePath.map { BundleInfo(path: $0, size: bundleSize ?? 0, sha256: bundleSHA256 ?? "") }
-    }
+    /// The bundle, when one was recorded.
+    var bundle: BundleInfo? { BundleInfo(storedPath: bundlePath, size: bundleSize, sha256: bundleSHA256) }
 
     /// An issue as listings show it: its `date` and `cover_path`, the small image of its first page.
     struct Summary: FetchableRecord {

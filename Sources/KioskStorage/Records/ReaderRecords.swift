@@ -1,6 +1,7 @@
 import GRDB
 import KioskIntegers
 import KioskModels
+import KioskStoreSupport
 
 /// A row of `users`: a subscriber account.
 struct UserRecord: Hashable, FetchableRecord, MutablePersistableRecord, ListedColumns {

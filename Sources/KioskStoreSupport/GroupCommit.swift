@@ -2,19 +2,19 @@
 /// go together in the next one. Each `submit` returns only once its row is committed, so nothing
 /// acknowledged can be lost, and under load one commit serves many callers. The store gives `write`,
 /// which commits a batch in one transaction or throws.
-public actor GroupCommit<Row: Sendable> {
+package actor GroupCommit<Row: Sendable> {
     private let write: @Sendable ([Row]) async throws -> Void
     private var pending: [(row: Row, done: CheckedContinuation<Void, any Error>)] = []
     private var writing = false
     /// Rows per transaction at most; the rest wait for the next.
     private let maxBatch: Int
 
-    public init(maxBatch: Int = 256, write: @escaping @Sendable ([Row]) async throws -> Void) {
+    package init(maxBatch: Int = 256, write: @escaping @Sendable ([Row]) async throws -> Void) {
         self.maxBatch = maxBatch
         self.write = write
     }
 
-    public func submit(_ row: Row) async throws {
+    package func submit(_ row: Row) async throws {
         try await withCheckedThrowingContinuation { continuation in
             pending.append((row, continuation))
             if !writing {

@@ -1,23 +1,14 @@
 import Foundation
+import KioskModels
 
 /// An identity key an app saw on a UTC day (days since 1970-01-01): a row of `active_identities`.
-public struct IdentitySighting: Sendable, Hashable {
-    public var day: Int64
-    public var appKey: String
-    public var identityKey: String
-    public init(day: Int64, appKey: String, identityKey: String) {
+package struct IdentitySighting: Sendable, Hashable {
+    package var day: Int64
+    package var appKey: String
+    package var identityKey: String
+    package init(day: Int64, appKey: String, identityKey: String) {
         self.day = day; self.appKey = appKey; self.identityKey = identityKey
     }
-}
-
-/// What became of a sighting.
-public enum SightingOutcome: Sendable, Hashable {
-    /// Queued for writing.
-    case queued
-    /// Already written (or queued) today by this process, or the queue is full.
-    case known
-    /// The app already has `ActivityLog.perAppDayLimit` keys today: counted, not kept.
-    case overLimit
 }
 
 /// The identity keys each app saw per UTC day (`active_identities`), written at most once per key, app
@@ -36,9 +27,9 @@ public enum SightingOutcome: Sendable, Hashable {
 /// The listings take any `idenkey`, so one client could add rows without end: each app records at most
 /// `perAppDayLimit` distinct keys a day in this process; the rest are answered `overLimit` (and counted
 /// by the caller, `kiosk_activity_unrecorded_total`).
-public final class ActivityLog: @unchecked Sendable {
+package final class ActivityLog: @unchecked Sendable {
     static let capacity = 500_000
-    public static let perAppDayLimit = 50_000
+    package static let perAppDayLimit = 50_000
     static let maxPending = 100_000
     static let batchSize = 512
 
@@ -53,12 +44,12 @@ public final class ActivityLog: @unchecked Sendable {
     private var pending: [IdentitySighting] = []
     private var writing = false
 
-    public init(write: @escaping @Sendable ([IdentitySighting]) async throws -> Void) { self.write = write }
+    package init(write: @escaping @Sendable ([IdentitySighting]) async throws -> Void) { self.write = write }
 
     /// Queues `entry` for writing unless this process already did today or its app is over the day's
     /// limit; returns at once.
     @discardableResult
-    public func record(_ entry: IdentitySighting) -> SightingOutcome {
+    package func record(_ entry: IdentitySighting) -> SightingOutcome {
         let (outcome, startWriter): (SightingOutcome, Bool) = lock.withLock {
             if entry.day > day {
                 day = entry.day
@@ -79,6 +70,12 @@ public final class ActivityLog: @unchecked Sendable {
         }
         if startWriter { Task { await self.writePending() } }
         return outcome
+    }
+
+    /// Queues the sighting of `identityKey` on `appKey` on the UTC day of Unix time `time`, as `record(_:)`.
+    @discardableResult
+    package func record(appKey: String, identityKey: String, at time: Int64) -> SightingOutcome {
+        record(IdentitySighting(day: time / 86_400, appKey: appKey, identityKey: identityKey))
     }
 
     /// What `seen` keeps of a sighting: its 64-bit hash.

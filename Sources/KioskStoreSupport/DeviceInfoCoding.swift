@@ -1,13 +1,13 @@
 import Foundation
 
 /// Device facts are stored as a JSON object of strings.
-public enum DeviceInfoCoding {
-    public static func encode(_ info: [String: String]) -> String {
+package enum DeviceInfoCoding {
+    package static func encode(_ info: [String: String]) -> String {
         guard !info.isEmpty, let data = try? JSONEncoder.sorted.encode(info) else { return "{}" }
         return String(decoding: data, as: UTF8.self)
     }
 
-    public static func decode(_ text: String) -> [String: String] {
+    package static func decode(_ text: String) -> [String: String] {
         (try? JSONDecoder().decode([String: String].self, from: Data(text.utf8))) ?? [:]
     }
 }
