@@ -19,7 +19,7 @@ let package = Package(
         .library(name: "KioskHTTP", targets: ["KioskHTTP"]),
         .library(name: "KioskWiring", targets: ["KioskWiring"]),
         // The stores, for the search benchmark (it loads and queries them directly).
-        .library(name: "KioskStorage", targets: ["KioskStorage"]),
+        .library(name: "KioskSQLite", targets: ["KioskSQLite"]),
         .library(name: "KioskPostgres", targets: ["KioskPostgres"]),
     ],
     dependencies: [
@@ -91,7 +91,7 @@ let package = Package(
 
         // The SQLite store (GRDB): schema, migrations, queries.
         .target(
-            name: "KioskStorage",
+            name: "KioskSQLite",
             dependencies: [
                 "KioskModels", "KioskStoreSupport", "KioskIntegers", "CSystemCalls",
                 .product(name: "GRDB", package: "GRDB.swift"),
@@ -174,7 +174,7 @@ let package = Package(
         .target(
             name: "KioskWiring",
             dependencies: [
-                "XMLRPC", "KioskModels", "KioskIntegers", "KioskStorage", "KioskPostgres", "KioskEditions", "KioskRPC", "KioskConfig", "KioskHTTP", "KioskPasswords", "CSystemCalls",
+                "XMLRPC", "KioskModels", "KioskIntegers", "KioskSQLite", "KioskPostgres", "KioskEditions", "KioskRPC", "KioskConfig", "KioskHTTP", "KioskPasswords", "CSystemCalls",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -192,7 +192,7 @@ let package = Package(
         .executableTarget(
             name: "KioskServer",
             dependencies: [
-                "KioskModels", "KioskStoreSupport", "KioskStorage", "KioskPostgres", "KioskFiles", "KioskEditions", "KioskConfig", "KioskHTTP", "KioskWiring", "KioskIntegers", "KioskPasswords",
+                "KioskModels", "KioskStoreSupport", "KioskSQLite", "KioskPostgres", "KioskFiles", "KioskEditions", "KioskConfig", "KioskHTTP", "KioskWiring", "KioskIntegers", "KioskPasswords",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -201,7 +201,7 @@ let package = Package(
         // Shared by the test targets: the store conformance suite, the sample catalogue, issue folders, test doubles, the sandbox.
         .target(
             name: "KioskTestSupport",
-            dependencies: ["KioskModels", "KioskStorage", "KioskFiles", "CSystemCalls"],
+            dependencies: ["KioskModels", "KioskSQLite", "KioskFiles", "CSystemCalls"],
             path: "Tests/KioskTestSupport",
             swiftSettings: swiftSettings),
 
@@ -216,14 +216,14 @@ let package = Package(
         .testTarget(
             name: "KioskEditionsTests",
             dependencies: [
-                "KioskFiles", "KioskEditions", "KioskStorage", "KioskStoreSupport", "KioskModels", "KioskTestSupport",
+                "KioskFiles", "KioskEditions", "KioskSQLite", "KioskStoreSupport", "KioskModels", "KioskTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "KioskStorageTests",
+            name: "KioskSQLiteTests",
             dependencies: [
-                "KioskStorage", "KioskModels", "KioskTestSupport",
+                "KioskSQLite", "KioskModels", "KioskTestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: swiftSettings),
@@ -238,7 +238,7 @@ let package = Package(
         .testTarget(
             name: "KioskModelsTests",
             dependencies: [
-                "KioskModels", "KioskStoreSupport", "KioskStorage", "KioskTestSupport",
+                "KioskModels", "KioskStoreSupport", "KioskSQLite", "KioskTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: swiftSettings),
@@ -252,7 +252,7 @@ let package = Package(
         .testTarget(
             name: "KioskServerTests",
             dependencies: [
-                "KioskServer", "XMLRPC", "KioskModels", "KioskStorage", "KioskFiles", "KioskEditions", "KioskRPC", "KioskConfig", "KioskHTTP",
+                "KioskServer", "XMLRPC", "KioskModels", "KioskSQLite", "KioskFiles", "KioskEditions", "KioskRPC", "KioskConfig", "KioskHTTP",
                 "KioskWiring", "KioskPasswords",
                 "KioskTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),

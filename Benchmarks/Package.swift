@@ -55,7 +55,7 @@ let package = Package(
             name: "SearchBenchmark",
             dependencies: [
                 .product(name: "KioskModels", package: "Kiosk"),
-                .product(name: "KioskStorage", package: "Kiosk"),
+                .product(name: "KioskSQLite", package: "Kiosk"),
                 .product(name: "KioskPostgres", package: "Kiosk"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),

@@ -12,7 +12,7 @@
 import Foundation
 import KioskModels
 import KioskPostgres
-import KioskStorage
+import KioskSQLite
 import Logging
 import PostgresNIO
 

@@ -4,7 +4,7 @@ import PostgresNIO
 /// The PostgreSQL schema: numbered migrations that only ever append, applied at start in one
 /// transaction under an advisory lock, so instances starting together apply each exactly once.
 ///
-/// Tables and columns are those of the SQLite schema (`KioskStorage/Schema.swift`), so `db copy`
+/// Tables and columns are those of the SQLite schema (`KioskSQLite/Schema.swift`), so `db copy`
 /// moves rows as they are: days as `YYYY-MM-DD` text, times as Unix seconds. Usernames are unique and
 /// looked up case-insensitively through `lower(username)`.
 enum PostgresSchema {

@@ -2,7 +2,7 @@ import Foundation
 import KioskConfig
 import KioskModels
 import KioskPostgres
-import KioskStorage
+import KioskSQLite
 import Logging
 import NIOSSL
 import PostgresNIO

@@ -3,7 +3,7 @@ import KioskEditions
 import KioskFiles
 import KioskIntegers
 import KioskModels
-import KioskStorage
+import KioskSQLite
 import Logging
 import KioskConfig
 import KioskHTTP

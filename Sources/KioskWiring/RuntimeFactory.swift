@@ -4,7 +4,7 @@ import KioskFiles
 import KioskIntegers
 import KioskModels
 import KioskRPC
-import KioskStorage
+import KioskSQLite
 import Logging
 import XMLRPC
 import KioskConfig

@@ -1,7 +1,7 @@
 import Foundation
 @testable import KioskEditions
 import KioskModels
-import KioskStorage
+import KioskSQLite
 import Testing
 
 /// A page's optional `text` in `issue.json`: read and checked with the other files, indexed with the

@@ -1,7 +1,7 @@
 import Foundation
 @testable import KioskEditions
 import KioskModels
-import KioskStorage
+import KioskSQLite
 import Synchronization
 import Testing
 @testable import KioskFiles

@@ -2,7 +2,7 @@ import Foundation
 @testable import KioskEditions
 @testable import KioskFiles
 import KioskModels
-import KioskStorage
+import KioskSQLite
 import KioskTestSupport
 
 /// A temporary folder removed when released.

@@ -1,5 +1,5 @@
 import KioskModels
-import KioskStorage
+import KioskSQLite
 import KioskTestSupport
 import Testing
 

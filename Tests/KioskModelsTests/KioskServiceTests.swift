@@ -1,7 +1,7 @@
 import Crypto
 import Foundation
 import KioskModels
-import KioskStorage
+import KioskSQLite
 import KioskTestSupport
 import Testing
 

@@ -2,7 +2,7 @@ import Foundation
 import Hummingbird
 import HummingbirdTesting
 import KioskModels
-import KioskStorage
+import KioskSQLite
 import KioskTestSupport
 import Testing
 @testable import KioskConfig

@@ -4,7 +4,7 @@ import Hummingbird
 import HummingbirdTesting
 import KioskEditions
 import KioskModels
-import KioskStorage
+import KioskSQLite
 import Logging
 import NIOCore
 import Testing

@@ -1,7 +1,7 @@
 import Foundation
 import GRDB
 import KioskModels
-import KioskStorage
+import KioskSQLite
 import Testing
 @testable import KioskServer
 @testable import KioskConfig

@@ -1,7 +1,7 @@
 import Foundation
 import KioskTestSupport
 import KioskModels
-import KioskStorage
+import KioskSQLite
 import Testing
 @testable import KioskServer
 @testable import KioskConfig

@@ -1,6 +1,6 @@
 import Foundation
 import KioskModels
-import KioskStorage
+import KioskSQLite
 import KioskTestSupport
 import Testing
 @testable import KioskServer

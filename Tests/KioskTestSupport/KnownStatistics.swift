@@ -1,5 +1,5 @@
 import KioskModels
-import KioskStorage
+import KioskSQLite
 import Testing
 
 /// Statistics data whose every number is known, written through the store's own methods (so the

@@ -1,5 +1,5 @@
 import KioskModels
-import KioskStorage
+import KioskSQLite
 import Testing
 
 /// What every store must do, whatever its database: each `Check` covers some operations of

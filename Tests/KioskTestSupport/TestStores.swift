@@ -1,6 +1,6 @@
 import Foundation
 import KioskModels
-import KioskStorage
+import KioskSQLite
 
 /// Stores on fresh files.
 public enum TestStores {

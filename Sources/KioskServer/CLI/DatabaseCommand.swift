@@ -3,7 +3,7 @@ import Foundation
 import KioskConfig
 import KioskModels
 import KioskPostgres
-import KioskStorage
+import KioskSQLite
 import KioskStoreSupport
 import KioskWiring
 

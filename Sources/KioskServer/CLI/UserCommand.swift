@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
 import KioskModels
-import KioskStorage
+import KioskSQLite
 import KioskConfig
 import KioskHTTP
 import KioskPasswords

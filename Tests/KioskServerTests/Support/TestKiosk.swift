@@ -3,7 +3,7 @@ import Hummingbird
 import HummingbirdBcrypt
 import HummingbirdTesting
 import KioskModels
-import KioskStorage
+import KioskSQLite
 import KioskTestSupport
 import Logging
 import Testing

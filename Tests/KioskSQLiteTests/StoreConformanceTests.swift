@@ -1,4 +1,4 @@
-import KioskStorage
+import KioskSQLite
 import KioskTestSupport
 import Testing
 

@@ -1,7 +1,7 @@
 import Foundation
 import GRDB
 import KioskModels
-@testable import KioskStorage
+@testable import KioskSQLite
 import KioskTestSupport
 import Testing
 

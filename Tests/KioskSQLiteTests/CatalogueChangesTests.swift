@@ -3,7 +3,7 @@ import GRDBSQLite
 import KioskModels
 import KioskTestSupport
 import Testing
-@testable import KioskStorage
+@testable import KioskSQLite
 
 /// The shared count of catalogue changes (`<database>-changes`) behind `catalogueVersionAtOnce`: every
 /// catalogue change moves it, whichever store or process makes it; a writer killed midway only stops
