@@ -5,7 +5,7 @@ import PostgresNIO
 /// The operator's commands: users, subscriptions, imports. Each call is one transaction.
 extension PostgresKioskStore {
     public func addUser(username: String, name: String, email: String, passwordHash: String, at time: Int64) async throws -> Int {
-        try await write { [self] c in
+        try await withTransaction { [self] c in
             guard let id = try await c.value("""
                 INSERT INTO users (username, name, email, password_hash, created_at)
                 VALUES (\(username), \(name), \(email), \(passwordHash), \(time))
@@ -17,14 +17,14 @@ extension PostgresKioskStore {
     }
 
     public func subscribe(username: String, editionID: Int, until: IssueDate) async throws {
-        try await write { [self] c in
+        try await withTransaction { [self] c in
             guard let userID = try await lookUpUser(username, on: c) else { throw UserAdministrationError.unknownUser(username) }
             try await setSubscription(userID: userID, editionID: editionID, until: until, on: c)
         }
     }
 
     public func importUsers(_ users: [UserImport], at time: Int64) async throws -> UserImportSummary {
-        try await write(bounded: false) { [self] c in
+        try await withTransaction(bounded: false) { [self] c in
             var summary = UserImportSummary()
             for user in users {
                 let userID: Int
@@ -53,7 +53,7 @@ extension PostgresKioskStore {
 
     public func importIdentities(_ identities: [IdentityImport], at time: Int64,
                                  progress: @escaping @Sendable (Int, Int) -> Void) async throws -> IdentityImportSummary {
-        try await write(bounded: false) { [self] c in
+        try await withTransaction(bounded: false) { [self] c in
             var summary = IdentityImportSummary()
             let reports = ImportProgress(rows: identities.count, report: progress)
             let apps = Set(try await c.values("SELECT key FROM apps", String.self, logger: logger))

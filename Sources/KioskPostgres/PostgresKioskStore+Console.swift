@@ -5,7 +5,7 @@ import PostgresNIO
 
 extension PostgresKioskStore {
     public func catalogue() async throws -> Catalogue {
-        try await read { [self] c in try await Self.catalogue(c, logger: logger) }
+        try await withConnection { [self] c in try await Self.catalogue(c, logger: logger) }
     }
 
     /// The stored catalogue: publications and editions by id, apps by key, lines by app then order,
@@ -39,7 +39,7 @@ extension PostgresKioskStore {
     }
 
     public func accounts() async throws -> [Account] {
-        try await read { [self] c in try await Self.accounts(c, logger: logger) }
+        try await withConnection { [self] c in try await Self.accounts(c, logger: logger) }
     }
 
     static func accounts(_ c: PostgresConnection, logger: Logger) async throws -> [Account] {
@@ -50,7 +50,7 @@ extension PostgresKioskStore {
     }
 
     public func editionIssues(editionID: Int, limit: Int) async throws -> [StoredIssue] {
-        try await read { [self] c in
+        try await withConnection { [self] c in
             try await c.rows("""
                 SELECT date, revision, page_count, bundle_path, bundle_size, bundle_sha256, withdrawn_at FROM issues
                 WHERE edition_id = \(editionID) ORDER BY date DESC LIMIT \(limit)
@@ -65,7 +65,7 @@ extension PostgresKioskStore {
 
     public func findUsers(matching text: String, limit: Int) async throws -> [User] {
         let pattern = LikePattern.containing(text)
-        return try await read { [self] c in
+        return try await withConnection { [self] c in
             try await c.rows("""
                 SELECT \(unescaped: Self.userColumns) FROM users
                 WHERE username ILIKE \(pattern) OR name ILIKE \(pattern) OR email ILIKE \(pattern)
@@ -75,19 +75,19 @@ extension PostgresKioskStore {
     }
 
     public func setPasswordHash(username: String, to hash: String) async throws -> Bool {
-        try await write { [self] c in
+        try await withTransaction { [self] c in
             try await c.run("UPDATE users SET password_hash = \(hash) WHERE lower(username) = lower(\(username)) RETURNING id", logger: logger) > 0
         }
     }
 
     public func clearSignInFailures(username: String) async throws -> Int {
-        try await write { [self] c in
+        try await withTransaction { [self] c in
             try await c.run("DELETE FROM sign_in_failures WHERE lower(username) = lower(\(username)) RETURNING id", logger: logger)
         }
     }
 
     public func recordAudit(_ entry: AuditEntry) async throws {
-        try await write { [self] c in
+        try await withTransaction { [self] c in
             try await c.run("""
                 INSERT INTO audit_log (time, actor, action, subject, before, after)
                 VALUES (\(entry.time), \(entry.actor), \(entry.action), \(entry.subject), \(entry.before), \(entry.after))
@@ -96,7 +96,7 @@ extension PostgresKioskStore {
     }
 
     public func auditEntries(limit: Int) async throws -> [AuditEntry] {
-        try await read { [self] c in
+        try await withConnection { [self] c in
             try await c.rows("SELECT time, actor, action, subject, before, after FROM audit_log ORDER BY id DESC LIMIT \(limit)",
                              (Int64, String, String, String, String, String).self, logger: logger)
                 .map { AuditEntry(time: $0.0, actor: $0.1, action: $0.2, subject: $0.3, before: $0.4, after: $0.5) }
@@ -105,7 +105,7 @@ extension PostgresKioskStore {
 
     public func activity(in days: DayPeriod) async throws -> ConsoleActivity {
         let period = days.seconds
-        return try await read { [self] c in
+        return try await withConnection { [self] c in
             let failures = try await c.value("""
                 SELECT COUNT(*)::bigint FROM sign_in_failures WHERE time >= \(period.lowerBound) AND time < \(period.upperBound)
                 """, Int.self, logger: logger) ?? 0

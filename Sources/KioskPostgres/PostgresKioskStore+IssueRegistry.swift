@@ -5,7 +5,7 @@ import PostgresNIO
 /// Publishing's side of the store: each call is one transaction.
 extension PostgresKioskStore {
     public func edition(id: Int) async throws -> Edition? {
-        try await read { [self] c in
+        try await withConnection { [self] c in
             try await c.rows("SELECT id, publication_id, name, created_on FROM editions WHERE id = \(id)",
                              (Int, Int, String, String).self, logger: logger).first.map {
                 Edition(id: $0.0, publicationID: $0.1, name: $0.2, storedCreatedOn: $0.3)
@@ -14,12 +14,12 @@ extension PostgresKioskStore {
     }
 
     public func publicationName(id: Int) async throws -> String? {
-        try await read { [self] c in try await c.value("SELECT name FROM publications WHERE id = \(id)", String.self, logger: logger) }
+        try await withConnection { [self] c in try await c.value("SELECT name FROM publications WHERE id = \(id)", String.self, logger: logger) }
     }
 
     public func nextRevision(editionID: Int, date: IssueDate) async throws -> Int {
         let day = date.description
-        return try await read { [self] c in
+        return try await withConnection { [self] c in
             IssueRevision.next(after: try await c.value("SELECT revision FROM issues WHERE edition_id = \(editionID) AND date = \(day)",
                                                         Int.self, logger: logger))
         }
@@ -86,7 +86,7 @@ extension PostgresKioskStore {
     }
 
     public func issueStanding(editionID: Int, date: IssueDate) async throws -> IssueStanding? {
-        try await read { [self] c in
+        try await withConnection { [self] c in
             try await c.rows("""
                 SELECT revision, withdrawn_at IS NOT NULL FROM issues WHERE edition_id = \(editionID) AND date = \(date.description)
                 """, (Int, Bool).self, logger: logger).first.map { IssueStanding(revision: $0.0, withdrawn: $0.1) }
@@ -132,7 +132,7 @@ extension PostgresKioskStore {
     }
 
     public func storedRevisions() async throws -> [(editionID: Int, date: IssueDate, revision: Int)] {
-        try await read { [self] c in
+        try await withConnection { [self] c in
             try await c.rows("SELECT edition_id, date, revision FROM issues", (Int, String, Int).self, logger: logger)
                 .compactMap { row in IssueDate(row.1).map { (editionID: row.0, date: $0, revision: row.2) } }
         }

@@ -108,7 +108,7 @@ extension PostgresKioskStore {
                  LATERAL (SELECT ts_headline('kiosk_search', replace(y.t, '<', '< '), q, \(options)) AS part OFFSET 0) x
             ORDER BY h.date DESC, h.edition_id, h.number
             """)
-        let rows = try await read { [self] c in try await c.rows(statement, (Int, String, Int, String).self, logger: logger) }
+        let rows = try await withConnection { [self] c in try await c.rows(statement, (Int, String, Int, String).self, logger: logger) }
         return rows.compactMap { row in
             IssueDate(row.1).map { PageSearchHit(editionID: row.0, date: $0, pageNumber: row.2,
                                                  fragment: PageText.fragment(fromMarked: row.3)) }

@@ -6,7 +6,7 @@ extension PostgresKioskStore {
     /// Statistics from `download_counts` and the demo tables, read in one snapshot (a repeatable-read,
     /// read-only transaction): the same queries as the SQLite store's, in PostgreSQL's dialect.
     public func statistics(_ query: StatisticsQuery) async throws -> KioskStatistics {
-        try await write(bounded: false) { [self] c in
+        try await withTransaction(bounded: false) { [self] c in
             try await c.run("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY", logger: logger)
 
             var counts = DynamicQuery()

@@ -107,13 +107,13 @@ public final class PostgresKioskStore: KioskDatabase {
     /// Runs `body` on a pooled connection. A wire call's work (`bounded`) fails after the connection
     /// wait plus `ConnectionLeaser.queryAllowance`; the operator's (statistics, imports, copies) takes
     /// the time it needs.
-    func read<Result: Sendable>(bounded: Bool = true,
+    func withConnection<Result: Sendable>(bounded: Bool = true,
                                 _ body: @escaping @Sendable (PostgresConnection) async throws -> Result) async throws -> Result {
         try await connections.leased(limit: bounded ? connections.callLimit : nil, body)
     }
 
-    /// Runs `body` in one transaction, bounded as `read` is.
-    func write<Result: Sendable>(bounded: Bool = true,
+    /// Runs `body` in one transaction, bounded as `withConnection` is.
+    func withTransaction<Result: Sendable>(bounded: Bool = true,
                                  _ body: @escaping @Sendable (PostgresConnection) async throws -> Result) async throws -> Result {
         try await connections.transaction(limit: bounded ? connections.callLimit : nil, body)
     }
@@ -122,7 +122,7 @@ public final class PostgresKioskStore: KioskDatabase {
     /// that this instance's next call sees the change even before its notification arrives.
     func changingCatalogue<Result: Sendable>(bounded: Bool = true,
                                              _ body: @escaping @Sendable (PostgresConnection) async throws -> Result) async throws -> Result {
-        let result = try await write(bounded: bounded, body)
+        let result = try await withTransaction(bounded: bounded, body)
         if let version = try? await catalogueVersion() { listener.committedHere(version) }
         return result
     }
@@ -133,17 +133,17 @@ public final class PostgresKioskStore: KioskDatabase {
     public func catalogueVersionAtOnce() -> Int64? { listener.versionAtOnce }
 
     public func catalogueVersion() async throws -> Int64 {
-        try await read { [self] c in try await c.rows(Statements.CatalogueVersion(), logger: logger).first ?? 0 }
+        try await withConnection { [self] c in try await c.rows(Statements.CatalogueVersion(), logger: logger).first ?? 0 }
     }
 
     public func app(key: String) async throws -> App? {
-        try await read { [self] c in
+        try await withConnection { [self] c in
             try await c.rows(Statements.App(key: key), logger: logger).first.map { App(key: $0.0, name: $0.1, demoQuota: $0.2) }
         }
     }
 
     public func webKiosk(appKey: String) async throws -> AppWebKiosk? {
-        try await read { [self] c in try await Self.webKiosks(c, appKey: appKey, logger: logger).first }
+        try await withConnection { [self] c in try await Self.webKiosks(c, appKey: appKey, logger: logger).first }
     }
 
     /// The columns of an offered edition (tariff line `t`, edition `e`, publication `p`).
@@ -163,7 +163,7 @@ public final class PostgresKioskStore: KioskDatabase {
         """
 
     public func editionListings(appKey: String) async throws -> [EditionListing] {
-        try await read { [self] c in
+        try await withConnection { [self] c in
             try await c.rows(Statements.EditionListings(appKey: appKey), logger: logger)
             .compactMap { row in
                 IssueDate(row.8).map { date in
@@ -175,14 +175,14 @@ public final class PostgresKioskStore: KioskDatabase {
     }
 
     public func offeredEdition(appKey: String, editionID: Int) async throws -> OfferedEdition? {
-        try await read { [self] c in
+        try await withConnection { [self] c in
             try await c.rows(Statements.OfferedEdition(appKey: appKey, editionID: editionID), logger: logger).first.map(Self.offered)
         }
     }
 
     public func issues(editionID: Int, from date: IssueDate?, direction: ListingDirection,
                        limit: Int) async throws -> [IssueSummary] {
-        try await read { [self] c in
+        try await withConnection { [self] c in
             let rows: [(String, String?)]
             switch IssueWindow(from: date, direction: direction) {
             case .newest: rows = try await c.rows(Statements.NewestIssues(editionID: editionID, limit: limit), logger: logger)
@@ -197,7 +197,7 @@ public final class PostgresKioskStore: KioskDatabase {
 
     public func issueContents(editionID: Int, date: IssueDate) async throws -> IssueContents? {
         let day = date.description
-        return try await read { [self] c in
+        return try await withConnection { [self] c in
             guard let issue = try await c.rows(Statements.VisibleIssue(editionID: editionID, date: day), logger: logger).first
             else { return nil }
             let pages = try await c.rows(Statements.Pages(editionID: editionID, date: day), logger: logger).map { row in
@@ -212,7 +212,7 @@ public final class PostgresKioskStore: KioskDatabase {
     @discardableResult
     public func syncCatalogue(_ catalogue: Catalogue, dryRun: Bool) async throws -> [String] {
         if dryRun {
-            return try await read(bounded: false) { [self] c in
+            return try await withConnection(bounded: false) { [self] c in
                 try await c.rolledBack(logger: logger) { try await PostgresCatalogueSync(connection: $0, logger: logger).apply(catalogue) }
             }
         }
@@ -230,27 +230,27 @@ public final class PostgresKioskStore: KioskDatabase {
     }
 
     public func user(username: String) async throws -> User? {
-        try await read { [self] c in
+        try await withConnection { [self] c in
             try await c.rows("SELECT \(unescaped: Self.userColumns) FROM users WHERE lower(username) = lower(\(username))",
                              (Int, String, String, String, String).self, logger: logger).first.map(Self.user)
         }
     }
 
     public func user(id: Int) async throws -> User? {
-        try await read { [self] c in
+        try await withConnection { [self] c in
             try await c.rows("SELECT \(unescaped: Self.userColumns) FROM users WHERE id = \(id)",
                              (Int, String, String, String, String).self, logger: logger).first.map(Self.user)
         }
     }
 
     public func replacePasswordHash(userID: Int, from old: String, to new: String) async throws {
-        try await read { [self] c in
+        try await withConnection { [self] c in
             try await c.run("UPDATE users SET password_hash = \(new) WHERE id = \(userID) AND password_hash = \(old)", logger: logger)
         }
     }
 
     public func subscriptions(userID: Int) async throws -> [Subscription] {
-        try await read { [self] c in
+        try await withConnection { [self] c in
             try await c.rows(Statements.Subscriptions(userID: userID), logger: logger).compactMap { row in
                 IssueDate(row.2).map { Subscription(userID: row.0, editionID: row.1, until: $0) }
             }
@@ -258,7 +258,7 @@ public final class PostgresKioskStore: KioskDatabase {
     }
 
     public func identity(key: String) async throws -> DeviceIdentity? {
-        try await read { [self] c in
+        try await withConnection { [self] c in
             try await c.rows(Statements.Identity(key: key), logger: logger).first.map { row in
                 DeviceIdentity(key: row.0, appKey: row.1, deviceKey: row.2, userID: row.3,
                                deviceInfo: DeviceInfoCoding.decode(row.4), os: row.5, imported: row.6)
@@ -268,7 +268,7 @@ public final class PostgresKioskStore: KioskDatabase {
 
     public func saveIdentity(_ identity: DeviceIdentity, at time: Int64, retiringImported: Bool) async throws {
         let info = DeviceInfoCoding.encode(identity.deviceInfo)
-        try await write { [self] c in
+        try await withTransaction { [self] c in
             try await c.run("""
                 INSERT INTO identities (key, app_key, device_key, user_id, device_info, os, first_seen, last_seen, imported)
                 VALUES (\(identity.key), \(identity.appKey), \(identity.deviceKey), \(identity.userID), \(info),
@@ -331,14 +331,14 @@ public final class PostgresKioskStore: KioskDatabase {
     }
 
     public func demosConsumed(appKey: String, deviceKey: String) async throws -> Int {
-        try await read { [self] c in
+        try await withConnection { [self] c in
             try await c.value("SELECT consumed FROM demo_counters WHERE app_key = \(appKey) AND device_key = \(deviceKey)",
                               Int.self, logger: logger) ?? 0
         }
     }
 
     public func consumeDemo(appKey: String, deviceKey: String, quota: Int, at time: Int64) async throws -> DemoOutcome {
-        try await write { [self] c in
+        try await withTransaction { [self] c in
             try await lockDevice(appKey: appKey, deviceKey: deviceKey, on: c)
             let consumed = try await c.value("""
                 SELECT consumed FROM demo_counters WHERE app_key = \(appKey) AND device_key = \(deviceKey)
@@ -359,7 +359,7 @@ public final class PostgresKioskStore: KioskDatabase {
     public func useDemoGrant(appKey: String, deviceKey: String, editionID: Int, date: IssueDate,
                              at time: Int64) async throws -> Bool {
         let day = date.description
-        return try await write { [self] c in
+        return try await withTransaction { [self] c in
             try await lockDevice(appKey: appKey, deviceKey: deviceKey, on: c)
             let bound = try await c.run("""
                 SELECT 1 FROM demo_grants
@@ -380,7 +380,7 @@ public final class PostgresKioskStore: KioskDatabase {
     // MARK: Sign-in throttling
 
     public func signInFailures(username: String, deviceKey: String?, since: Int64) async throws -> (username: Int, device: Int) {
-        try await read { [self] c in try await signInFailures(username: username, deviceKey: deviceKey, since: since, on: c) }
+        try await withConnection { [self] c in try await signInFailures(username: username, deviceKey: deviceKey, since: since, on: c) }
     }
 
     private func signInFailures(username: String, deviceKey: String?, since: Int64,
@@ -398,7 +398,7 @@ public final class PostgresKioskStore: KioskDatabase {
     /// Takes the username's lock, then the device's (always in that order, so two attempts never deadlock).
     public func beginSignInAttempt(username: String, deviceKey: String?, since: Int64, maxFailures: Int,
                                    at time: Int64) async throws -> Int64? {
-        try await write { [self] c in
+        try await withTransaction { [self] c in
             try await c.run("SELECT pg_advisory_xact_lock(hashtextextended(\("u\u{1F}" + username.lowercased()), 2))", logger: logger)
             if let deviceKey {
                 try await c.run("SELECT pg_advisory_xact_lock(hashtextextended(\("d\u{1F}" + deviceKey), 2))", logger: logger)
@@ -412,12 +412,12 @@ public final class PostgresKioskStore: KioskDatabase {
     }
 
     public func forgetSignInAttempt(_ attempt: Int64) async throws {
-        try await read { [self] c in try await c.run("DELETE FROM sign_in_failures WHERE id = \(attempt)", logger: logger) }
+        try await withConnection { [self] c in try await c.run("DELETE FROM sign_in_failures WHERE id = \(attempt)", logger: logger) }
     }
 
     // MARK: Readiness
 
     public func ping() async throws {
-        try await read { [self] c in _ = try await c.value("SELECT COUNT(*) FROM apps", Int.self, logger: logger) }
+        try await withConnection { [self] c in _ = try await c.value("SELECT COUNT(*) FROM apps", Int.self, logger: logger) }
     }
 }

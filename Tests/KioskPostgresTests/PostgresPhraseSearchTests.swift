@@ -56,7 +56,7 @@ struct PostgresPhraseSearchTests {
                 let query = try SearchQuery(parsing: text)
                 let found = try await store.searchPages(PageSearch(query: query, editionIDs: [1], limit: 100)).map(\.pageNumber)
                 let tsquery = query.tsqueryText
-                let expected = try await store.read { c in
+                let expected = try await store.withConnection { c in
                     try await c.values("""
                         SELECT number FROM page_texts WHERE search @@ to_tsquery('kiosk_search', \(tsquery)) ORDER BY number
                         """, Int.self, logger: store.logger)
