@@ -1,3 +1,4 @@
+import CSystemCalls
 import KioskIntegers
 import Synchronization
 #if canImport(Glibc)

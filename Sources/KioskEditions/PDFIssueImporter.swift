@@ -1,4 +1,5 @@
 #if canImport(Glibc)
+import CSystemCalls
 import Glibc
 #endif
 import Foundation

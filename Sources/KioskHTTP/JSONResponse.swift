@@ -1,3 +1,4 @@
+import NIOFoundationEssentialsCompat
 import Foundation
 import Hummingbird
 import KioskFiles

@@ -1,3 +1,4 @@
+import KioskIntegers
 /// What may be a reader's password: at least `minimumCharacters` characters and at most
 /// `PasswordLimits.maxBytes` bytes of UTF-8, wherever it is set (the console, the CLI).
 public enum PasswordRule {

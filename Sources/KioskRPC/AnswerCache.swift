@@ -1,3 +1,4 @@
+import NIOCore
 import Foundation
 import KioskModels
 import XMLRPC

@@ -1,3 +1,4 @@
+import Logging
 import KioskIntegers
 import KioskModels
 import XMLRPC

@@ -1,3 +1,4 @@
+import Hummingbird
 import Foundation
 import KioskEditions
 import KioskFiles

@@ -1,3 +1,4 @@
+import UnixSignals
 import Hummingbird
 import KioskConfig
 import KioskFiles

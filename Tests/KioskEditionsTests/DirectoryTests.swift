@@ -1,3 +1,4 @@
+import KioskTestSupport
 import Foundation
 @testable import KioskEditions
 import KioskModels

@@ -1,3 +1,4 @@
+import KioskSQLite
 import Foundation
 @testable import KioskEditions
 @testable import KioskFiles

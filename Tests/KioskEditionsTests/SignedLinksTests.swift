@@ -1,3 +1,4 @@
+import KioskTestSupport
 import Crypto
 import Foundation
 @testable import KioskEditions

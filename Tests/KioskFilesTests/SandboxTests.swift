@@ -1,3 +1,4 @@
+import CSystemCalls
 import Foundation
 @testable import KioskFiles
 import KioskTestSupport

@@ -1,3 +1,4 @@
+import ServiceLifecycle
 import Foundation
 import KioskModels
 @testable import KioskPostgres

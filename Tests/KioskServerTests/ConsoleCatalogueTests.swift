@@ -1,3 +1,5 @@
+import KioskSQLite
+import KioskConfig
 import Foundation
 import Hummingbird
 import HummingbirdTesting

@@ -1,3 +1,5 @@
+import KioskTestSupport
+import KioskSQLite
 import Foundation
 import Hummingbird
 import HummingbirdTesting

@@ -1,3 +1,6 @@
+import KioskRPC
+import HummingbirdTesting
+import Hummingbird
 import Foundation
 import Logging
 import Testing

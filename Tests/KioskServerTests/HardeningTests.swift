@@ -1,3 +1,5 @@
+import KioskSQLite
+import KioskRPC
 import Foundation
 import Hummingbird
 import HummingbirdTesting

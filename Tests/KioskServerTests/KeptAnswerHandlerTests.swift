@@ -1,3 +1,7 @@
+import NIOHTTPTypes
+import KioskSQLite
+import KioskModels
+import KioskConfig
 import Foundation
 import HTTPTypes
 import Hummingbird

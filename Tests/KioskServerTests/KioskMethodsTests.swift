@@ -1,3 +1,6 @@
+import KioskTestSupport
+import KioskSQLite
+import GRDB
 import Foundation
 import Testing
 @testable import KioskServer

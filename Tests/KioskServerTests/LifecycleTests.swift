@@ -1,3 +1,5 @@
+import KioskSQLite
+import GRDB
 import Foundation
 import KioskTestSupport
 import Hummingbird

@@ -1,3 +1,4 @@
+import CSystemCalls
 import Foundation
 import KioskModels
 import KioskSQLite

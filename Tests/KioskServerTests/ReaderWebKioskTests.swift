@@ -1,3 +1,7 @@
+import KioskSQLite
+import KioskRPC
+import KioskEditions
+import KioskConfig
 import Foundation
 import GRDB
 import Hummingbird

@@ -1,3 +1,4 @@
+import KioskEditions
 import Foundation
 import Testing
 import KioskModels

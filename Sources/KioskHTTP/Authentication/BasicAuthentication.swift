@@ -1,3 +1,4 @@
+import Logging
 import Crypto
 import Foundation
 import HTTPTypes

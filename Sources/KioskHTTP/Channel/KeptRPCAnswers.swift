@@ -1,3 +1,7 @@
+import XMLRPC
+import Prometheus
+import KioskModels
+import KioskConfig
 import HTTPTypes
 import KioskRPC
 import Logging

@@ -1,3 +1,4 @@
+import Prometheus
 import HummingbirdCore
 import Logging
 import NIOCore

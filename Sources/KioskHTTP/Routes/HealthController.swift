@@ -1,3 +1,5 @@
+import KioskRPC
+import KioskEditions
 import Foundation
 import Hummingbird
 import KioskModels

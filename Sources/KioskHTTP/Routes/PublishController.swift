@@ -1,3 +1,4 @@
+import KioskRPC
 import Foundation
 import HTTPTypes
 import Hummingbird

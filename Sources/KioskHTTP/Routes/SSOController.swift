@@ -1,3 +1,4 @@
+import KioskRPC
 import Foundation
 import Hummingbird
 import KioskModels

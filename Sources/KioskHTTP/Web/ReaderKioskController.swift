@@ -1,3 +1,4 @@
+import KioskConfig
 import Foundation
 import Hummingbird
 import KioskIntegers

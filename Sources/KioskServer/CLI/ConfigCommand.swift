@@ -1,3 +1,4 @@
+import KioskModels
 import ArgumentParser
 import KioskConfig
 import KioskHTTP

@@ -1,3 +1,4 @@
+import Foundation
 import KioskModels
 
 /// The dashboard's chart of downloads per day, drawn on the server as SVG (no script, no library):
