@@ -28,7 +28,7 @@ public final class CatalogueMemo: Sendable {
     public func offeredEdition(appKey: String, editionID: Int, version: Int64,
                                read: () async throws -> OfferedEdition?) async throws -> OfferedEdition? {
         let kept = try await cache.value(for: .offer(appKey: appKey, editionID: editionID), version: version,
-                                         lookup: "getEdicio.offer", bytes: { _ in 256 + appKey.utf8.count }) { .offer(try await read()) }
+                                         lookup: "getEdicio.offer", bytes: Self.estimatedBytes) { .offer(try await read()) }
         guard case .offer(let offer) = kept else { return try await read() }
         return offer
     }
@@ -37,7 +37,7 @@ public final class CatalogueMemo: Sendable {
     public func issueContents(editionID: Int, date: IssueDate, version: Int64,
                               read: () async throws -> IssueContents?) async throws -> IssueContents? {
         let kept = try await cache.value(for: .issue(editionID: editionID, date: date), version: version, lookup: "getEdicio.issue",
-                                         bytes: { Self.estimatedBytes($0) }) { .issue(try await read()) }
+                                         bytes: Self.estimatedBytes) { .issue(try await read()) }
         guard case .issue(let contents) = kept else { return try await read() }
         return contents
     }
@@ -45,7 +45,7 @@ public final class CatalogueMemo: Sendable {
     /// `read()`'s web kiosk of the app under `version` (nil: none stored), kept for the next caller.
     public func webKiosk(appKey: String, version: Int64, read: () async throws -> AppWebKiosk?) async throws -> AppWebKiosk? {
         let kept = try await cache.value(for: .webKiosk(appKey: appKey), version: version, lookup: "hashQuiosc.web_kiosk",
-                                         bytes: { Self.estimatedBytes($0) }) { .webKiosk(try await read()) }
+                                         bytes: Self.estimatedBytes) { .webKiosk(try await read()) }
         guard case .webKiosk(let kiosk) = kept else { return try await read() }
         return kiosk
     }
@@ -55,7 +55,7 @@ public final class CatalogueMemo: Sendable {
 
     private static func estimatedBytes(_ read: Read) -> Int {
         switch read {
-        case .offer: 256
+        case .offer(let offer): 256 + (offer?.line.appKey.utf8.count ?? 0)
         case .issue(let contents): estimatedBytes(contents)
         case .webKiosk(let kiosk): estimatedBytes(kiosk)
         }

@@ -166,7 +166,7 @@ final class CatalogueVersionListener: Service, Sendable {
                             throw CheckTimedOut()
                         }
                     }
-                    // Either child ends only by failing; the other is then cancelled.
+                    // Each child ends only by failing; the others are then cancelled.
                     try await group.next()
                 }
             }

@@ -123,7 +123,8 @@ public final class PostgresKioskStore: KioskDatabase {
     func changingCatalogue<Result: Sendable>(bounded: Bool = true,
                                              _ body: @escaping @Sendable (PostgresConnection) async throws -> Result) async throws -> Result {
         let result = try await withTransaction(bounded: bounded, body)
-        if let version = try? await catalogueVersion() { listener.committedHere(version) }
+        // Only a listening store keeps the version (`connect`'s tools do not): nothing to catch up otherwise.
+        if listener.versionAtOnce != nil, let version = try? await catalogueVersion() { listener.committedHere(version) }
         return result
     }
 

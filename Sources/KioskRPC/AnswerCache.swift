@@ -52,12 +52,13 @@ extension KioskRPCEnvironment {
                       make: () async throws -> XMLRPCValue) async throws -> (answer: XMLRPCValue, kept: Bool) {
         guard answers.isEnabled else { return (try await make(), false) }
         let version = versioned ? try await CatalogueSnapshot.version(of: service.store) : nil
-        if let kept = keptAnswer(method, arguments, catalogueVersion: version, now: now) { return (kept, true) }
+        let key = answerKey(method, arguments, now: now)
+        if let kept = answers.value(for: key, version: version, lookup: method) { return (kept, true) }
         answers.missed(lookup: method)
         let made = try await make()
         guard let encoded = try? XMLRPCEncodedValue(made) else { return (made, false) }
         let answer = XMLRPCValue.encoded(encoded)
-        answers.keep(answer, for: answerKey(method, arguments, now: now), version: version,
+        answers.keep(answer, for: key, version: version,
                      bytes: AnswerKey.estimatedBytes(answer) + 64)
         return (answer, false)
     }
