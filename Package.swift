@@ -40,6 +40,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         .package(url: "https://github.com/hummingbird-project/swift-mustache.git", from: "2.1.1"),
+        .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.8.0"),
+        .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
     ],
     targets: [
         // System libraries named by the product design.
@@ -117,6 +121,21 @@ let package = Package(
             dependencies: [
                 "KioskModels", "KioskFiles", "KioskIntegers",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings),
+
+        // Store purchases: verifying what the App Store and Google Play sign (StoreKit 2 transactions, server
+        // notifications, Play Developer API answers, Pub/Sub push tokens), in the stores' own formats.
+        .target(
+            name: "KioskPurchases",
+            dependencies: [
+                "KioskModels", "KioskIntegers",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings),
@@ -241,6 +260,15 @@ let package = Package(
             dependencies: [
                 "KioskModels", "KioskStoreSupport", "KioskSQLite", "KioskTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: swiftSettings),
+        .testTarget(
+            name: "KioskPurchasesTests",
+            dependencies: [
+                "KioskPurchases", "KioskModels",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
             ],
             swiftSettings: swiftSettings),
         .testTarget(
