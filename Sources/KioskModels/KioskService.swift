@@ -11,13 +11,15 @@ public struct KioskService: Sendable {
     public let catalogueMemo: CatalogueMemo
     /// How often each client (`RequestClient.address`) may search.
     public let searchBudget: SearchBudget
+    /// Hears what the rules decide (demos, downloads, sightings).
+    public let observer: any KioskServiceObserver
 
     public init(store: any KioskStore, identityKeys: IdentityKeyIssuer, passwords: any PasswordHasher,
                 signInPolicy: SignInPolicy, clock: any KioskClock = SystemClock(), catalogueMemo: CatalogueMemo = CatalogueMemo(byteLimit: 0),
-                searchBudget: SearchBudget = .unlimited) {
+                searchBudget: SearchBudget = .unlimited, observer: any KioskServiceObserver = UnobservedKioskService()) {
         self.store = store; self.identityKeys = identityKeys; self.passwords = passwords
         self.signInPolicy = signInPolicy; self.clock = clock
-        self.catalogueMemo = catalogueMemo; self.searchBudget = searchBudget
+        self.catalogueMemo = catalogueMemo; self.searchBudget = searchBudget; self.observer = observer
     }
 
     // MARK: Catalogue
@@ -121,7 +123,9 @@ public struct KioskService: Sendable {
     public func noteSeen(appKey: String, identityKey: String) {
         guard !identityKey.isEmpty else { return }
         let kept = identityKey.utf8.count <= 200 ? identityKey : String(decoding: identityKey.utf8.prefix(200), as: UTF8.self)
-        store.recordActivity(appKey: appKey, identityKey: kept, at: clock.now)
+        if store.recordActivity(appKey: appKey, identityKey: kept, at: clock.now) == .overLimit {
+            observer.sightingUnrecorded(appKey: appKey)
+        }
     }
 
     /// `getEdicio`: the issue's contents when the identity behind `identityKey` is entitled; records the download.
@@ -147,6 +151,7 @@ public struct KioskService: Sendable {
             editionID: editionID, date: date, appKey: appKey, identityKey: identityKey,
             userID: trusted?.userID ?? 0, claimedUserID: claimedUserID,
             deviceKey: trusted?.deviceKey ?? "", os: os, time: time))
+        observer.issueDownloaded(appKey: appKey)
         noteSeen(appKey: appKey, identityKey: identityKey)
         return (offered, contents)
     }
@@ -168,6 +173,7 @@ public struct KioskService: Sendable {
         try await store.recordDownload(DownloadRecord(
             editionID: editionID, date: date, appKey: appKey, identityKey: "", userID: userID ?? 0,
             claimedUserID: "", deviceKey: "", os: Self.webOS, time: clock.now))
+        observer.issueDownloaded(appKey: appKey)
         return (offered, contents)
     }
 
@@ -242,6 +248,7 @@ public struct KioskService: Sendable {
         noteSeen(appKey: appKey, identityKey: identity.key)
         let quota = DemoQuota.effective(appQuota: app.demoQuota, clientMaximum: clientMaximum)
         let outcome = try await store.consumeDemo(appKey: appKey, deviceKey: deviceKey, quota: quota, at: time)
+        observer.demoConsumed(appKey: appKey, granted: outcome.granted)
         var registration = try await registration(identity: identity, user: user)
         registration.demosConsumed = outcome.consumed
         return (registration, outcome)
@@ -333,4 +340,22 @@ public struct KioskService: Sendable {
         try await requireApp(appKey)
         throw KioskError.editionNotOffered(editionID: editionID, appKey: appKey)
     }
+}
+
+/// What the kiosk's rules decide, reported as they decide it; metrics plug in here.
+public protocol KioskServiceObserver: Sendable {
+    /// `consumirDemo` granted a demo, or refused one (the quota used up).
+    func demoConsumed(appKey: String, granted: Bool)
+    /// An issue was handed out (`getEdicio`, the reader web kiosk).
+    func issueDownloaded(appKey: String)
+    /// A device seen was not recorded: the day's sightings waiting to be written were at their limit.
+    func sightingUnrecorded(appKey: String)
+}
+
+/// The observer when nobody listens.
+public struct UnobservedKioskService: KioskServiceObserver {
+    public init() {}
+    public func demoConsumed(appKey: String, granted: Bool) {}
+    public func issueDownloaded(appKey: String) {}
+    public func sightingUnrecorded(appKey: String) {}
 }

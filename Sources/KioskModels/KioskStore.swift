@@ -107,8 +107,3 @@ public protocol PasswordHasher: Sendable {
     func hash(_ password: String) async throws -> String
 }
 
-/// Hears whether a store knows the catalogue version at once (PostgreSQL: whether its listening
-/// connection is up); metrics plug in here.
-public protocol CatalogueVersionObserver: Sendable {
-    func catalogueListener(connected: Bool)
-}

@@ -80,10 +80,10 @@ final class CatalogueVersionListener: Service, Sendable {
 
     private let client: PostgresClient
     private let logger: Logger
-    private let observer: (any CatalogueVersionObserver)?
+    private let observer: any StoreObserver
     private let watch = Mutex(CatalogueVersionWatch())
 
-    init(client: PostgresClient, observer: (any CatalogueVersionObserver)?, logger: Logger) {
+    init(client: PostgresClient, observer: any StoreObserver, logger: Logger) {
         self.client = client
         self.observer = observer
         self.logger = logger
@@ -134,7 +134,7 @@ final class CatalogueVersionListener: Service, Sendable {
                 watch.withLock { $0.listening() }
                 let version = try await Self.readVersion(connection, logger: logger)
                 watch.withLock { $0.read(version) }
-                observer?.catalogueListener(connected: true)
+                observer.catalogueListener(connected: true)
                 logger.info("catalogue version known at once: listening for changes", metadata: ["version": "\(version)"])
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     group.addTask { [self] in
@@ -183,7 +183,7 @@ final class CatalogueVersionListener: Service, Sendable {
             logger.debug("catalogue listener not listening yet", metadata: ["error": "\(error)"])
             return
         }
-        observer?.catalogueListener(connected: false)
+        observer.catalogueListener(connected: false)
         logger.warning("catalogue listener lost: reading the catalogue version per call until it listens again",
                        metadata: ["error": "\(ConnectionLeaser.readable(error, database: "catalogue listener"))"])
     }

@@ -27,17 +27,20 @@ public final class PostgresKioskStore: KioskDatabase {
     private let running = Mutex<Task<Void, Never>?>(nil)
     private let downloads: GroupCommit<DownloadRecord>
     private let activity: ActivityLog
+    /// Hears each operation's time, taken where it leases a connection (`withConnection`, `withTransaction`).
+    let observer: any StoreObserver
 
     /// A store whose services are not running yet.
     /// `connectionWait` bounds how long each call waits for a connection (at start, three times that).
     public init(_ configuration: PostgresClient.Configuration, name: String? = nil, connectionWait: Duration = .seconds(5),
-                observer: (any CatalogueVersionObserver)? = nil, logger: Logger) {
+                observer: any StoreObserver = UnobservedStore(), logger: Logger) {
         let name = name ?? "postgres://\(configuration.username)@\(configuration.host ?? configuration.unixSocketPath ?? "")"
             + (configuration.port.map { ":\($0)" } ?? "") + "/\(configuration.database ?? "")"
         let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
         self.client = client
         self.logger = logger
         self.connectionWait = connectionWait
+        self.observer = observer
         let connections = ConnectionLeaser(client: client, name: name, wait: connectionWait, serverDown: LockedFlag(), logger: logger)
         self.connections = connections
         self.listener = CatalogueVersionListener(client: client, observer: observer, logger: logger)
@@ -107,22 +110,22 @@ public final class PostgresKioskStore: KioskDatabase {
     /// Runs `body` on a pooled connection. A wire call's work (`bounded`) fails after the connection
     /// wait plus `ConnectionLeaser.queryAllowance`; the operator's (statistics, imports, copies) takes
     /// the time it needs.
-    func withConnection<Result: Sendable>(bounded: Bool = true,
-                                _ body: @escaping @Sendable (PostgresConnection) async throws -> Result) async throws -> Result {
-        try await connections.leased(limit: bounded ? connections.callLimit : nil, body)
+    func withConnection<Result: Sendable>(_ operation: StaticString = #function, bounded: Bool = true,
+                                          _ body: @escaping @Sendable (PostgresConnection) async throws -> Result) async throws -> Result {
+        try await observer.timing(operation) { try await connections.leased(limit: bounded ? connections.callLimit : nil, body) }
     }
 
     /// Runs `body` in one transaction, bounded as `withConnection` is.
-    func withTransaction<Result: Sendable>(bounded: Bool = true,
-                                 _ body: @escaping @Sendable (PostgresConnection) async throws -> Result) async throws -> Result {
-        try await connections.transaction(limit: bounded ? connections.callLimit : nil, body)
+    func withTransaction<Result: Sendable>(_ operation: StaticString = #function, bounded: Bool = true,
+                                           _ body: @escaping @Sendable (PostgresConnection) async throws -> Result) async throws -> Result {
+        try await observer.timing(operation) { try await connections.transaction(limit: bounded ? connections.callLimit : nil, body) }
     }
 
     /// `write` for a change to what the catalogue shows: once committed, the version is read again, so
     /// that this instance's next call sees the change even before its notification arrives.
-    func changingCatalogue<Result: Sendable>(bounded: Bool = true,
+    func changingCatalogue<Result: Sendable>(_ operation: StaticString = #function, bounded: Bool = true,
                                              _ body: @escaping @Sendable (PostgresConnection) async throws -> Result) async throws -> Result {
-        let result = try await withTransaction(bounded: bounded, body)
+        let result = try await withTransaction(operation, bounded: bounded, body)
         // Only a listening store keeps the version (`connect`'s tools do not): nothing to catch up otherwise.
         if listener.versionAtOnce != nil, let version = try? await catalogueVersion() { listener.committedHere(version) }
         return result
@@ -292,7 +295,7 @@ public final class PostgresKioskStore: KioskDatabase {
     }
 
     public func recordDownload(_ download: DownloadRecord) async throws {
-        try await downloads.submit(download)
+        try await observer.timing(#function) { try await downloads.submit(download) }
     }
 
     /// Inserts downloads and adds them to `download_counts`, whose rows are updated in key order so

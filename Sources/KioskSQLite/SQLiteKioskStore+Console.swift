@@ -4,7 +4,7 @@ import KioskStoreSupport
 
 extension SQLiteKioskStore {
     public func catalogue() async throws -> Catalogue {
-        try await pool.read { db in try Self.catalogue(db) }
+        try await longRead { db in try Self.catalogue(db) }
     }
 
     /// The stored catalogue: publications and editions by id, apps by key, lines by app then order,
@@ -22,7 +22,7 @@ extension SQLiteKioskStore {
     }
 
     public func accounts() async throws -> [Account] {
-        try await pool.read { db in try Self.accounts(db) }
+        try await longRead { db in try Self.accounts(db) }
     }
 
     static func accounts(_ db: Database) throws -> [Account] {
@@ -32,7 +32,7 @@ extension SQLiteKioskStore {
     }
 
     public func editionIssues(editionID: Int, limit: Int) async throws -> [StoredIssue] {
-        try await pool.read { db in
+        try await longRead { db in
             try IssueRecord.fetchAll(db.cachedStatement(sql: """
                 SELECT \(IssueRecord.columnList(as: "i")) FROM issues i WHERE i.edition_id = ? ORDER BY i.date DESC LIMIT ?
                 """), arguments: [editionID, limit]).compactMap { issue in
@@ -46,7 +46,7 @@ extension SQLiteKioskStore {
 
     public func findUsers(matching text: String, limit: Int) async throws -> [User] {
         let pattern = LikePattern.containing(text)
-        return try await pool.read { db in
+        return try await longRead { db in
             try UserRecord.fetchAll(db, sql: """
                 SELECT * FROM users WHERE username LIKE ?1 ESCAPE '\\' OR name LIKE ?1 ESCAPE '\\' OR email LIKE ?1 ESCAPE '\\'
                 ORDER BY username LIMIT ?2
@@ -55,28 +55,28 @@ extension SQLiteKioskStore {
     }
 
     public func setPasswordHash(username: String, to hash: String) async throws -> Bool {
-        try await pool.write { db in
+        try await write { db in
             try db.execute(sql: "UPDATE users SET password_hash = ? WHERE username = ?", arguments: [hash, username])
             return db.changesCount > 0
         }
     }
 
     public func clearSignInFailures(username: String) async throws -> Int {
-        try await pool.write { db in
+        try await write { db in
             try db.execute(sql: "DELETE FROM sign_in_failures WHERE username = ?", arguments: [username])
             return db.changesCount
         }
     }
 
     public func recordAudit(_ entry: AuditEntry) async throws {
-        try await pool.write { db in
+        try await write { db in
             try db.execute(sql: "INSERT INTO audit_log (time, actor, action, subject, before, after) VALUES (?, ?, ?, ?, ?, ?)",
                            arguments: [entry.time, entry.actor, entry.action, entry.subject, entry.before, entry.after])
         }
     }
 
     public func auditEntries(limit: Int) async throws -> [AuditEntry] {
-        try await pool.read { db in
+        try await longRead { db in
             try AuditEntryRecord.fetchAll(db, sql: """
                 SELECT \(AuditEntryRecord.columnList(as: "l")) FROM audit_log l ORDER BY l.id DESC LIMIT ?
                 """, arguments: [limit]).map(\.entry)
@@ -85,7 +85,7 @@ extension SQLiteKioskStore {
 
     public func activity(in days: DayPeriod) async throws -> ConsoleActivity {
         let period = days.seconds
-        return try await pool.read { db in
+        return try await longRead { db in
             let failures = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM sign_in_failures WHERE time >= ? AND time < ?",
                                             arguments: [period.lowerBound, period.upperBound]) ?? 0
             let builds = try BundleBuildTotalsRow.fetchOne(db, sql: """

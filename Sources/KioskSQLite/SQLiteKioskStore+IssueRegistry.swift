@@ -5,7 +5,7 @@ import KioskStoreSupport
 /// Publishing's side of the store: each call is one transaction.
 extension SQLiteKioskStore {
     public func edition(id: Int) async throws -> Edition? {
-        try await pool.read { db in
+        try await longRead { db in
             try EditionRecord.fetchOne(db.cachedStatement(sql: """
                 SELECT id, publication_id, name, created_on FROM editions WHERE id = ?
                 """), arguments: [id])?.edition
@@ -14,13 +14,13 @@ extension SQLiteKioskStore {
 
     /// The name of a publication (the bundle's `titol`), nil when unknown.
     public func publicationName(id: Int) async throws -> String? {
-        try await pool.read { db in
+        try await longRead { db in
             try String.fetchOne(db.cachedStatement(sql: "SELECT name FROM publications WHERE id = ?"), arguments: [id])
         }
     }
 
     public func nextRevision(editionID: Int, date: IssueDate) async throws -> Int {
-        try await pool.read { db in
+        try await longRead { db in
             IssueRevision.next(after: try Int.fetchOne(db.cachedStatement(sql: """
                 SELECT revision FROM issues WHERE edition_id = ? AND date = ?
                 """), arguments: [editionID, date.description]))
@@ -29,7 +29,7 @@ extension SQLiteKioskStore {
 
     public func publishIssue(editionID: Int, date: IssueDate, revision: Int, pages: [PublishedPage],
                              bundle: BundleInfo?, at time: Int64) async throws -> Int? {
-        try await pool.write { db in
+        try await write { db in
             let day = date.description
             for section in pages.sectionsByID {
                 try db.cachedStatement(sql: """
@@ -68,7 +68,7 @@ extension SQLiteKioskStore {
     }
 
     public func withdrawIssue(editionID: Int, date: IssueDate, at time: Int64) async throws -> Bool {
-        try await pool.write { db in
+        try await write { db in
             try db.cachedStatement(sql: """
                 UPDATE issues SET withdrawn_at = ? WHERE edition_id = ? AND date = ? AND withdrawn_at IS NULL
                 """).execute(arguments: [time, editionID, date.description])
@@ -85,7 +85,7 @@ extension SQLiteKioskStore {
     }
 
     public func issueStanding(editionID: Int, date: IssueDate) async throws -> IssueStanding? {
-        try await pool.read { db in
+        try await longRead { db in
             try IssueRecord.fetchOne(db.cachedStatement(sql: """
                 SELECT \(IssueRecord.columnList(as: "i")) FROM issues i WHERE i.edition_id = ? AND i.date = ?
                 """), arguments: [editionID, date.description]).map { IssueStanding(revision: $0.revision, withdrawn: $0.withdrawnAt != nil) }
@@ -93,7 +93,7 @@ extension SQLiteKioskStore {
     }
 
     public func restoreIssue(editionID: Int, date: IssueDate, revision: Int) async throws -> Bool {
-        try await pool.write { db in
+        try await write { db in
             let day = date.description
             try db.cachedStatement(sql: """
                 UPDATE issues SET withdrawn_at = NULL
@@ -112,7 +112,7 @@ extension SQLiteKioskStore {
     }
 
     public func setBundle(editionID: Int, date: IssueDate, revision: Int, bundle: BundleInfo, at time: Int64) async throws {
-        try await pool.write { db in
+        try await write { db in
             try db.cachedStatement(sql: """
                 UPDATE issues SET bundle_path = ?, bundle_size = ?, bundle_sha256 = ?
                 WHERE edition_id = ? AND date = ? AND revision = ?
@@ -130,7 +130,7 @@ extension SQLiteKioskStore {
     }
 
     public func storedRevisions() async throws -> [(editionID: Int, date: IssueDate, revision: Int)] {
-        try await pool.read { db in
+        try await longRead { db in
             try IssueRecord.fetchAll(db.cachedStatement(sql: """
                 SELECT \(IssueRecord.columnList(as: "i")) FROM issues i
                 """)).compactMap { issue in

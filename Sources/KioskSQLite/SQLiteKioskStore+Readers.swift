@@ -5,7 +5,7 @@ import KioskStoreSupport
 extension SQLiteKioskStore {
     /// Adds a user; returns the new id.
     public func addUser(username: String, name: String, email: String, passwordHash: String, at time: Int64) async throws -> Int {
-        try await pool.write { db in
+        try await write { db in
             if try Bool.fetchOne(db, sql: "SELECT 1 FROM users WHERE username = ?", arguments: [username]) == true {
                 throw UserAdministrationError.usernameTaken(username)
             }
@@ -17,7 +17,7 @@ extension SQLiteKioskStore {
 
     /// Sets (adds or moves) a user's subscription end for an edition.
     public func subscribe(username: String, editionID: Int, until: IssueDate) async throws {
-        try await pool.write { db in
+        try await write { db in
             guard let userID = try Int.fetchOne(db, sql: "SELECT id FROM users WHERE username = ?", arguments: [username]) else {
                 throw UserAdministrationError.unknownUser(username)
             }
@@ -27,7 +27,7 @@ extension SQLiteKioskStore {
 
     /// Adds or updates every user of `users` and sets their subscriptions, all in one transaction.
     public func importUsers(_ users: [UserImport], at time: Int64) async throws -> UserImportSummary {
-        try await pool.write { db in
+        try await write { db in
             var summary = UserImportSummary()
             for user in users {
                 let existing = try Int.fetchOne(db, sql: "SELECT id FROM users WHERE username = ?", arguments: [user.username])
@@ -59,7 +59,7 @@ extension SQLiteKioskStore {
     /// `progress` hears (rows written, rows) about twenty times; nothing is committed before the last.
     public func importIdentities(_ identities: [IdentityImport], at time: Int64,
                                  progress: @escaping @Sendable (Int, Int) -> Void = { _, _ in }) async throws -> IdentityImportSummary {
-        try await pool.write { db in
+        try await write { db in
             var summary = IdentityImportSummary()
             let reports = ImportProgress(rows: identities.count, report: progress)
             for (index, identity) in identities.enumerated() {

@@ -70,7 +70,7 @@ extension SQLiteKioskStore {
         let range = PageSearchKey.range(from: search.from, through: search.through)
         let slots = "[" + search.editionIDs.map { String(PageSearchKey.editionSlot($0)) }.joined(separator: ",") + "]"
         let expression = search.query.fts5Expression
-        return try await pool.read { db in
+        return try await longRead { db in
             try PageTextMatchRow.fetchAll(db.cachedStatement(sql: """
                 SELECT rowid AS key, snippet(page_text_index, 0, char(2), char(3), '…', 24) AS snippet
                 FROM page_text_index

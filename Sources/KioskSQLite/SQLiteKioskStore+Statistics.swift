@@ -9,7 +9,7 @@ extension SQLiteKioskStore {
     /// With `editionID`, demo use counts only grants spent on that edition, and a conversion needs a
     /// subscription to it.
     public func statistics(_ query: StatisticsQuery) async throws -> KioskStatistics {
-        try await pool.read { db in
+        try await longRead { db in
             var arguments: StatementArguments = []
             let filter = query.downloadCountsFilter.clause("WHERE") { arguments.bind($0) }
 
@@ -78,7 +78,7 @@ extension SQLiteKioskStore {
 
     /// Proves the database answers: reads the catalogue (`GET /readyz`).
     public func ping() async throws {
-        _ = try await pool.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM apps") }
+        _ = try await longRead { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM apps") }
     }
 }
 

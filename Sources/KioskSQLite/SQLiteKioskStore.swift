@@ -16,10 +16,12 @@ public final class SQLiteKioskStore: KioskDatabase {
     private let activity: ActivityLog
     private let versionReader: CatalogueVersionReader
     private let pointReaders: PointReaders
+    /// Hears each operation's time, taken where it enters the database (`read`, `snapshotRead`, `longRead`, `write`).
+    let observer: any StoreObserver
 
     /// Opens (creating if needed) and migrates the database at `path`.
     /// `busyTimeout` bounds how long a request waits for a lock before failing.
-    public init(path: String, busyTimeout: Double = 5, readers: Int = 8) throws {
+    public init(path: String, busyTimeout: Double = 5, readers: Int = 8, observer: any StoreObserver = UnobservedStore()) throws {
         var configuration = Configuration()
         configuration.foreignKeysEnabled = true
         configuration.busyMode = .timeout(busyTimeout)
@@ -28,6 +30,7 @@ public final class SQLiteKioskStore: KioskDatabase {
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
         }
         self.path = path
+        self.observer = observer
         let pool = try Self.retryingWhileLocked(for: busyTimeout) { try DatabasePool(path: path, configuration: configuration) }
         let changes = try CatalogueChanges(databasePath: path)
         try changes.whileMigrating { try KioskSchema.migrator.migrate(pool) }
@@ -64,13 +67,25 @@ public final class SQLiteKioskStore: KioskDatabase {
     /// A read of one statement, on the calling task's thread, on a point reader: a statement is its own
     /// snapshot (WAL), takes microseconds and never waits for the writer, which is less than the thread
     /// hops of GRDB's async `read` and the transaction of a pool read. Writes stay async.
-    func read<T>(_ block: (Database) throws -> T) throws -> T {
-        try pointReaders.read(block)
+    func read<T>(_ operation: StaticString = #function, _ block: (Database) throws -> T) throws -> T {
+        try observer.timing(operation) { try pointReaders.read(block) }
     }
 
     /// A read of several statements that must see one snapshot: a pool read, in a transaction.
-    func snapshotRead<T>(_ block: (Database) throws -> T) throws -> T {
-        try pool.read(block)
+    func snapshotRead<T>(_ operation: StaticString = #function, _ block: (Database) throws -> T) throws -> T {
+        try observer.timing(operation) { try pool.read(block) }
+    }
+
+    /// A read that may take long (statistics, the console's lists, exports): GRDB's pool read, off the calling thread.
+    func longRead<T: Sendable>(_ operation: StaticString = #function,
+                               _ block: @Sendable (Database) throws -> T) async throws -> T {
+        try await observer.timing(operation) { try await pool.read(block) }
+    }
+
+    /// One write transaction, through GRDB's writer.
+    func write<T: Sendable>(_ operation: StaticString = #function,
+                            _ block: @Sendable (Database) throws -> T) async throws -> T {
+        try await observer.timing(operation) { try await pool.write(block) }
     }
 
     /// Nothing to close: SQLite's connections close with the pool.
@@ -78,7 +93,7 @@ public final class SQLiteKioskStore: KioskDatabase {
 
     // MARK: Catalogue
 
-    public func catalogueVersion() async throws -> Int64 { try versionReader.read() }
+    public func catalogueVersion() async throws -> Int64 { try observer.timing(#function) { try versionReader.read() } }
 
     public func catalogueVersionAtOnce() -> Int64? { versionReader.readWithoutWaiting() }
 
@@ -173,7 +188,7 @@ public final class SQLiteKioskStore: KioskDatabase {
         let work: @Sendable (Database) throws -> [String] = { db in try CatalogueSync(db: db).apply(catalogue) }
         if dryRun {
             // Apply inside a transaction that is always rolled back: the report is exact, nothing changes.
-            return try await pool.write { db in
+            return try await write { db in
                 var changes: [String] = []
                 try db.inSavepoint {
                     changes = try work(db)
@@ -182,7 +197,7 @@ public final class SQLiteKioskStore: KioskDatabase {
                 return changes
             }
         }
-        return try await pool.write(work)
+        return try await write(#function, work)
     }
 
     // MARK: Readers
@@ -204,7 +219,7 @@ public final class SQLiteKioskStore: KioskDatabase {
     }
 
     public func replacePasswordHash(userID: Int, from old: String, to new: String) async throws {
-        try await pool.write { db in
+        try await write { db in
             try db.execute(sql: "UPDATE users SET password_hash = ? WHERE id = ? AND password_hash = ?",
                            arguments: [new, userID, old])
         }
@@ -229,7 +244,7 @@ public final class SQLiteKioskStore: KioskDatabase {
 
     public func saveIdentity(_ identity: DeviceIdentity, at time: Int64, retiringImported: Bool) async throws {
         let record = IdentityRecord(identity, seenAt: time)
-        try await pool.write { db in
+        try await write { db in
             try db.cachedStatement(sql: """
                 INSERT INTO identities (key, app_key, device_key, user_id, device_info, os, first_seen, last_seen, imported)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -251,7 +266,7 @@ public final class SQLiteKioskStore: KioskDatabase {
     }
 
     public func recordDownload(_ download: DownloadRecord) async throws {
-        try await downloads.submit(download)
+        try await observer.timing(#function) { try await downloads.submit(download) }
     }
 
     // MARK: Demos
@@ -265,7 +280,7 @@ public final class SQLiteKioskStore: KioskDatabase {
     }
 
     public func consumeDemo(appKey: String, deviceKey: String, quota: Int, at time: Int64) async throws -> DemoOutcome {
-        try await pool.write { db in
+        try await write { db in
             let consumed = try Int.fetchOne(db.cachedStatement(sql: """
                 SELECT consumed FROM demo_counters WHERE app_key = ? AND device_key = ?
                 """), arguments: [appKey, deviceKey]) ?? 0
@@ -283,7 +298,7 @@ public final class SQLiteKioskStore: KioskDatabase {
 
     public func useDemoGrant(appKey: String, deviceKey: String, editionID: Int, date: IssueDate,
                              at time: Int64) async throws -> Bool {
-        try await pool.write { db in
+        try await write { db in
             let bound = try Bool.fetchOne(db.cachedStatement(sql: """
                 SELECT 1 FROM demo_grants WHERE app_key = ? AND device_key = ? AND edition_id = ? AND date = ?
                 """), arguments: [appKey, deviceKey, editionID, date.description]) ?? false
@@ -317,7 +332,7 @@ public final class SQLiteKioskStore: KioskDatabase {
 
     public func beginSignInAttempt(username: String, deviceKey: String?, since: Int64, maxFailures: Int,
                                    at time: Int64) async throws -> Int64? {
-        try await pool.write { db in
+        try await write { db in
             let counts = try Self.signInFailures(db, username: username, deviceKey: deviceKey, since: since)
             guard !SignInPolicy(maxFailures: maxFailures).isLockedOut(failures: counts) else { return nil }
             var failure = SignInFailureRecord(username: username, deviceKey: deviceKey, time: time)
@@ -327,7 +342,7 @@ public final class SQLiteKioskStore: KioskDatabase {
     }
 
     public func forgetSignInAttempt(_ attempt: Int64) async throws {
-        try await pool.write { db in
+        try await write { db in
             try db.execute(sql: "DELETE FROM sign_in_failures WHERE id = ?", arguments: [attempt])
         }
     }

@@ -19,12 +19,12 @@ package enum DatabaseWiring {
         package let migrate: @Sendable () async throws -> Void
     }
 
-    package static func prepare(_ configuration: KioskConfiguration, observer: (any CatalogueVersionObserver)? = nil,
+    package static func prepare(_ configuration: KioskConfiguration, observer: any StoreObserver = UnobservedStore(),
                                 logger: Logger = Logger(label: "kiosk.database")) throws -> Prepared {
         let busyTimeout = try busyTimeoutSeconds(configuration)
         switch try DatabaseLocation(configuration.server.database) {
         case .sqlite(let path):
-            return Prepared(store: try openSQLite(path, busyTimeout: busyTimeout), services: [], migrate: {})
+            return Prepared(store: try openSQLite(path, busyTimeout: busyTimeout, observer: observer), services: [], migrate: {})
         case .postgres(let location):
             let store = PostgresKioskStore(try clientConfiguration(location), name: location.description,
                                            connectionWait: .milliseconds(busyTimeout * 1000), observer: observer, logger: logger)
@@ -46,10 +46,10 @@ package enum DatabaseWiring {
         }
     }
 
-    private static func openSQLite(_ path: String, busyTimeout: Double) throws -> SQLiteKioskStore {
+    private static func openSQLite(_ path: String, busyTimeout: Double, observer: any StoreObserver = UnobservedStore()) throws -> SQLiteKioskStore {
         let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        return try SQLiteKioskStore(path: path, busyTimeout: busyTimeout)
+        return try SQLiteKioskStore(path: path, busyTimeout: busyTimeout, observer: observer)
     }
 
     /// `limits.database_busy_timeout_seconds`, checked: SQLite and GRDB take it in milliseconds as a

@@ -30,13 +30,13 @@ struct RuntimeFactory: Sendable {
     var pdfSandbox: Sandbox?
 
     func makeRuntime(_ configuration: KioskConfiguration) throws -> KioskRuntime {
-        let instrumented: any KioskStore = metrics.map { InstrumentedKioskStore(store, metrics: $0) as any KioskStore } ?? store
         let service = KioskService(
-            store: instrumented, identityKeys: IdentityKeyIssuer(secret: secrets.identityKey), passwords: passwords,
+            store: store, identityKeys: IdentityKeyIssuer(secret: secrets.identityKey), passwords: passwords,
             signInPolicy: SignInPolicy(maxFailures: configuration.signIn.maxFailures,
                                        windowSeconds: configuration.signIn.windowSeconds),
             clock: clock, catalogueMemo: CatalogueMemo(byteLimit: configuration.limits.answerCacheBytes / 4, observer: metrics),
-            searchBudget: SearchBudget(burst: configuration.limits.searchBurst, perMinute: configuration.limits.searchesPerMinute))
+            searchBudget: SearchBudget(burst: configuration.limits.searchBurst, perMinute: configuration.limits.searchesPerMinute),
+            observer: metrics ?? UnobservedKioskService())
         let links = editions.links(configuration, secrets: secrets)
         var delivery = FileDelivery(directory: editions.directory, links: links)
         delivery.clock = clock

@@ -20,10 +20,12 @@ import Testing
     /// A kiosk whose runtime records into `metrics`, served with the HTTP metrics and `/metrics`.
     struct MeteredKiosk {
         let kiosk: TestKiosk
-        let metrics = KioskMetrics()
+        let metrics: KioskMetrics
 
         init(_ adjust: (inout KioskConfiguration) -> Void = { _ in }) async throws {
-            kiosk = try await TestKiosk(adjust)
+            let metrics = KioskMetrics()
+            self.metrics = metrics
+            kiosk = try await TestKiosk(storeObserver: metrics, adjust)
             var factory = kiosk.factory
             factory.metrics = metrics
             kiosk.runtime.replace(with: try factory.makeRuntime(kiosk.configuration))

@@ -36,8 +36,8 @@ package final class KioskMetrics: Sendable {
     private let fileDownloadsStarted: Family<FileKind, Counter>
     private let fileDownloadsCompleted: Family<FileKind, Counter>
     private let fileBytesSent: Family<FileKind, Counter>
-    private let databaseDuration: Family<String, DurationHistogram>
-    private let databaseErrors: Family<String, Counter>
+    private let databaseDuration: Family<StoreOperation, DurationHistogram>
+    private let databaseErrors: Family<StoreOperation, Counter>
     private let configurationReloads: Family<Bool, Counter>
     private let unknownSections: Family<String, Counter>
     private let answerCache: Family<Pair<String, Bool>, Counter>
@@ -121,11 +121,11 @@ package final class KioskMetrics: Sendable {
         ) { [("kind", $0.rawValue)] }
         let databaseDuration = name("database_duration", "seconds", "Time spent in store calls, by operation.")
         self.databaseDuration = Family { operation in
-            registry.makeDurationHistogram(descriptor: databaseDuration, labels: [("operation", operation)], buckets: Self.databaseBuckets)
+            registry.makeDurationHistogram(descriptor: databaseDuration, labels: [("operation", operation.name)], buckets: Self.databaseBuckets)
         }
         databaseErrors = .counters(registry, name(
             "database_errors", "total", "Store calls that failed, by operation.")
-        ) { [("operation", $0)] }
+        ) { [("operation", $0.name)] }
         configurationReloads = .counters(registry, name(
             "configuration_reloads", "total", "Configuration reloads on SIGHUP, by outcome: ok or failed.")
         ) { [("outcome", $0 ? "ok" : "failed")] }
@@ -223,11 +223,6 @@ package final class KioskMetrics: Sendable {
         bundleBuildDuration.record(duration)
     }
 
-    package func observeDatabase(operation: String, duration: Duration, failed: Bool) {
-        databaseDuration[operation].record(duration)
-        if failed { databaseErrors[operation].increment() }
-    }
-
     package func configurationReloaded(ok: Bool) {
         configurationReloads[ok].increment()
     }
@@ -322,7 +317,12 @@ extension KioskMetrics: BundleObserver {
 /// A plain value of strings (name, unit, help), kept by the families that make series on first use.
 extension MetricNameDescriptor: @retroactive @unchecked Sendable {}
 
-extension KioskMetrics: CatalogueVersionObserver {
+extension KioskMetrics: StoreObserver, KioskServiceObserver {
+    package func storeOperation(_ operation: StoreOperation, duration: Duration, failed: Bool) {
+        databaseDuration[operation].record(duration)
+        if failed { databaseErrors[operation].increment() }
+    }
+
     package func catalogueListener(connected: Bool) {
         catalogueListenerUp.set(to: connected ? 1.0 : 0.0)
         if !connected { catalogueListenerLosses.increment() }

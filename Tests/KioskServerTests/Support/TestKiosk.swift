@@ -32,7 +32,8 @@ struct TestKiosk {
     static let secret = "test-secret-test-secret-test-secret-0123"
 
     /// A kiosk of its own, or with `directory`, one more instance on the database and editions there.
-    init(directory: URL? = nil, _ adjust: (inout KioskConfiguration) -> Void = { _ in }) async throws {
+    init(directory: URL? = nil, storeObserver: any StoreObserver = UnobservedStore(),
+         _ adjust: (inout KioskConfiguration) -> Void = { _ in }) async throws {
         self.directory = directory ?? FileManager.default.temporaryDirectory.appendingPathComponent("kiosk-test-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: self.directory, withIntermediateDirectories: true)
         var configuration = try KioskConfiguration.load(from: TestKiosk.repositoryRoot + "/Config/kiosk.yaml")
@@ -47,7 +48,7 @@ struct TestKiosk {
         // SQLite's migrations and the editions directory fsync: on a thread of their own, not one of the
         // two every test's tasks share.
         let (store, editions) = try await onOwnThread { [configuration] in
-            let store = try SQLiteKioskStore(path: configuration.server.database)
+            let store = try SQLiteKioskStore(path: configuration.server.database, observer: storeObserver)
             return (store, try EditionsServices(configuration: configuration, store: store, logger: Logger(label: "test")))
         }
         self.store = store
