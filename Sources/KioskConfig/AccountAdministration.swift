@@ -93,9 +93,9 @@ package struct AccountAdministration: Sendable {
         }
         let before = original.first { $0.kind == kind && $0.username == username }
         do {
-            try configuration.replacingCatalogue(with: catalogue).validate(file: "")
-        } catch let error as ConfigurationError {
-            throw Refused.invalid(error.key.isEmpty ? error.problem : "\(error.key): \(error.problem)")
+            try catalogue.validate()
+        } catch {
+            throw Refused.invalid(error.description)
         }
         let report = try await database.syncCatalogue(catalogue, dryRun: false)
         let subject = Account(kind: kind, username: username, passwordHash: "").label

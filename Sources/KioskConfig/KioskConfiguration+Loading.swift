@@ -85,63 +85,63 @@ extension KioskConfiguration {
         if metrics.loopbackOnly == false && metrics.credentials.isEmpty {
             throw fail("metrics.loopback_only", "false without metrics.credentials would let anyone scrape /metrics; add credentials or keep it true")
         }
-        for (label, list) in [("api_clients", apiClients), ("publishers", publishers), ("metrics.credentials", metrics.credentials),
+        var seen = Set<String>()
+        for (index, credential) in metrics.credentials.enumerated() {
+            let key = "metrics.credentials[\(index)]"
+            if let (field, rule) = Account.credentialProblem(username: credential.username, passwordHash: credential.passwordHash) {
+                throw fail("\(key).\(field)", rule)
+            }
+            guard seen.insert(credential.username).inserted else {
+                throw fail("\(key).username", "\"\(credential.username)\" is listed twice")
+            }
+        }
+        // What the file can say that the catalogue cannot hold, checked before the catalogue's own rules.
+        for (label, list) in [("api_clients", apiClients), ("metrics.credentials", metrics.credentials),
                               ("operators", operators.map(\.credential))] {
-            var seen = Set<String>()
-            for (index, credential) in list.enumerated() {
-                let key = "\(label)[\(index)]"
-                guard Identifier.isUsername(credential.username) else {
-                    throw fail("\(key).username", Identifier.usernameRule)
-                }
-                guard seen.insert(credential.username).inserted else {
-                    throw fail("\(key).username", "\"\(credential.username)\" is listed twice")
-                }
-                guard case .bcrypt? = StoredPasswordHash(credential.passwordHash) else {
-                    throw fail("\(key).password_hash", "must be a bcrypt hash ($2a$/$2b$/$2y$); make one with `KioskServer hash-password`")
-                }
-                if label != "publishers", credential.scope != nil {
-                    throw fail(key, "publications and editions (a scope) are for publishers only")
-                }
+            for (index, credential) in list.enumerated() where credential.scope != nil {
+                throw fail("\(label)[\(index)]", "publications and editions (a scope) are for publishers only")
             }
         }
-        var editionIDs = Set<Int>()
-        var publicationIDs = Set<Int>()
-        for (p, publication) in publications.enumerated() {
-            guard publication.id > 0, publicationIDs.insert(publication.id).inserted else {
-                throw fail("publications[\(p)].id", "must be a positive id used once, got \(publication.id)")
-            }
-            guard Self.isName(publication.name) else { throw fail("publications[\(p)].name", Self.nameRule) }
-            for (e, edition) in publication.editions.enumerated() {
-                guard edition.id > 0, edition.id <= Int32.max, editionIDs.insert(edition.id).inserted else {
-                    throw fail("publications[\(p)].editions[\(e)].id", "must be a positive id used once, got \(edition.id)")
-                }
-                guard Self.isName(edition.name) else { throw fail("publications[\(p)].editions[\(e)].name", Self.nameRule) }
-            }
-        }
-        for (index, publisher) in publishers.enumerated() {
-            for id in publisher.publications ?? [] where !publicationIDs.contains(id) {
-                throw fail("publishers[\(index)].publications", "publication \(id) is not defined under publications")
-            }
-            for id in publisher.editions ?? [] where !editionIDs.contains(id) {
-                throw fail("publishers[\(index)].editions", "edition \(id) is not defined under publications")
-            }
-        }
-        var appKeys = Set<String>()
         for (a, app) in apps.enumerated() {
-            guard Identifier.isAppKey(app.key) else { throw fail("apps[\(a)].key", Identifier.appKeyRule) }
-            guard appKeys.insert(app.key).inserted else { throw fail("apps[\(a)].key", "\"\(app.key)\" is used twice") }
-            guard Self.isName(app.name) else { throw fail("apps[\(a)].name", Self.nameRule) }
-            guard app.demoQuota >= 0 else { throw fail("apps[\(a)].demo_quota", "must be 0 or more") }
-            if let kiosk = app.webKiosk { try kiosk.validate(key: "apps[\(a)].web_kiosk", fail) }
-            var lineEditions = Set<Int>()
-            for (l, line) in app.lines.enumerated() {
-                guard editionIDs.contains(line.edition) else {
-                    throw fail("apps[\(a)].lines[\(l)].edition", "edition \(line.edition) is not defined under publications")
-                }
-                guard lineEditions.insert(line.edition).inserted else {
-                    throw fail("apps[\(a)].lines[\(l)].edition", "edition \(line.edition) has two lines in app \(app.key)")
-                }
+            for section in (app.webKiosk?.aliases.keys).map({ $0.sorted() }) ?? []
+                where !(app.webKiosk?.sections.entries.contains { $0.name == section } ?? false) {
+                throw fail("apps[\(a)].web_kiosk.aliases.\(section)", "\"\(section)\" is not one of the sections")
             }
+        }
+        do {
+            try catalogue.validate()
+        } catch {
+            throw fail(keyPath(of: error), error.rule)
+        }
+    }
+
+    /// Where the file holds what a catalogue problem is about.
+    private func keyPath(of problem: CatalogueProblem) -> String {
+        func nested<Outer, Inner>(_ outer: [Outer], _ inner: (Outer) -> [Inner], _ flat: Int) -> (Int, Int)? {
+            var seen = 0
+            for (o, item) in outer.enumerated() {
+                let count = inner(item).count
+                if flat < seen + count { return (o, flat - seen) }
+                seen += count
+            }
+            return nil
+        }
+        let field = problem.field
+        switch problem.place {
+        case .publication(let p): return "publications[\(p)].\(field)"
+        case .edition(let k):
+            guard let (p, e) = nested(publications, \.editions, k) else { return "publications" }
+            return "publications[\(p)].editions[\(e)].\(field)"
+        case .app(let a): return "apps[\(a)].\(field)"
+        case .tariffLine(let k):
+            guard let (a, l) = nested(apps, \.lines, k) else { return "apps" }
+            return "apps[\(a)].lines[\(l)].\(field)"
+        case .webKiosk(let appKey):
+            return "apps[\(apps.firstIndex { $0.key == appKey } ?? 0)].web_kiosk.\(field)"
+        case .account(let k):
+            let lists = [("api_clients", apiClients.count), ("publishers", publishers.count), ("operators", operators.count)]
+            guard let (l, i) = nested(lists, { Array(repeating: 0, count: $0.1) }, k) else { return "accounts" }
+            return "\(lists[l].0)[\(i)].\(field)"
         }
     }
 
@@ -161,42 +161,6 @@ extension KioskConfiguration {
         }
     }
 
-}
-
-extension KioskConfiguration.WebKioskEntry {
-    /// The rules of an app's web kiosk, in the file and in the console alike: an `http(s)` base URL,
-    /// sections named once (whatever their case), a default that is one of them, aliases of listed
-    /// sections that name no other one.
-    package func validate(key: String, _ fail: (String, String) -> ConfigurationError) throws {
-        if let baseURL, !(baseURL.hasPrefix("http://") || baseURL.hasPrefix("https://")) {
-            throw fail("\(key).base_url", "must start with http:// or https://")
-        }
-        var owner: [String: String] = [:]   // folded name -> section
-        for entry in sections.entries {
-            guard !entry.name.trimmingCharacters(in: .whitespaces).isEmpty else {
-                throw fail("\(key).sections", "a section name must not be empty")
-            }
-            guard owner.updateValue(entry.name, forKey: entry.name.lowercased()) == nil else {
-                throw fail("\(key).sections.\(entry.name)", "is listed twice (names match whatever their case)")
-            }
-        }
-        if let name = defaultSection, !sections.entries.contains(where: { $0.name == name }) {
-            throw fail("\(key).default_section", "\"\(name)\" is not one of the sections")
-        }
-        for (section, names) in aliases.sorted(by: { $0.key < $1.key }) {
-            guard sections.entries.contains(where: { $0.name == section }) else {
-                throw fail("\(key).aliases.\(section)", "\"\(section)\" is not one of the sections")
-            }
-            for name in names {
-                guard !name.trimmingCharacters(in: .whitespaces).isEmpty else {
-                    throw fail("\(key).aliases.\(section)", "an alias must not be empty")
-                }
-                if let other = owner.updateValue(section, forKey: name.lowercased()), other != section {
-                    throw fail("\(key).aliases.\(section)", "\"\(name)\" already names section \"\(other)\"")
-                }
-            }
-        }
-    }
 }
 
 extension ConfigurationError {
@@ -219,14 +183,4 @@ extension ConfigurationError {
             self.init(file: file, key: "", problem: "\(error)")
         }
     }
-}
-
-extension KioskConfiguration {
-    /// What readers see as a title, an edition's or an app's name: some text, on one line, not too long.
-    static func isName(_ name: String) -> Bool {
-        !name.trimmingCharacters(in: .whitespaces).isEmpty && name.count <= 200
-            && !name.unicodeScalars.contains { $0.properties.generalCategory == .control }
-    }
-
-    static let nameRule = "must be 1 to 200 characters on one line"
 }

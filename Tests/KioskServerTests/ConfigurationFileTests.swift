@@ -47,6 +47,37 @@ import Testing
             .hasSuffix("apps[0].web_kiosk.bogus: is not a known key (misspelt?)") == true)
     }
 
+    /// The catalogue's own rules (`Catalogue.validate`) reach the file with the key path of what broke them.
+    @Test func catalogueRulesNameTheFilesKeyPath() {
+        let publications = """
+            publications:
+              - { id: 1, name: P, editions: [{ id: 1, name: E, created: 2010-01-01 }] }
+              - { id: 2, name: Q, editions: [{ id: 2, name: F, created: 2010-01-01 }, { id: 3, name: " ", created: 2010-01-01 }] }
+            """
+        #expect(refusal(publications)?.hasSuffix("publications[1].editions[1].name: must be 1 to 200 characters on one line") == true)
+        let fixed = publications.replacingOccurrences(of: "name: \" \"", with: "name: G")
+        #expect(refusal(fixed + """
+
+            apps:
+              - { key: a, name: A, lines: [{ edition: 1, order: 1, access: free }] }
+              - { key: b, name: B, lines: [{ edition: 2, order: 1, access: free }, { edition: 2, order: 2, access: free }] }
+            """)?.hasSuffix("apps[1].lines[1].edition: edition 2 has two lines in app b") == true)
+        #expect(refusal(fixed + """
+
+            apps: [{ key: a, name: A }, { key: b, name: B, web_kiosk: { base_url: "b.example" } }]
+            """)?.hasSuffix("apps[1].web_kiosk.base_url: must start with http:// or https://") == true)
+        #expect(refusal(fixed + """
+
+            publishers:
+              - { username: ana, password_hash: "$2b$04$\(String(repeating: "a", count: 53))", editions: [1] }
+              - { username: pere, password_hash: "$2b$04$\(String(repeating: "a", count: 53))", editions: [9] }
+            """)?.hasSuffix("publishers[1].editions: edition 9 is not defined under publications") == true)
+        #expect(refusal(fixed + """
+
+            apps: [{ key: a, name: A, web_kiosk: { base_url: "https://a", sections: { portada: "/" }, aliases: { compte: [c] } } }]
+            """)?.hasSuffix("apps[0].web_kiosk.aliases.compte: \"compte\" is not one of the sections") == true)
+    }
+
     @Test func pdfKeysAreReadAndChecked() throws {
         let configuration = try load("pdf: { small_image: 200x300, large_image: 1000X1500, cpu_seconds: 5, memory_bytes: 268435456 }")
         #expect(KioskConfiguration.PDF.pixels(configuration.pdf.smallImage)! == (200, 300))

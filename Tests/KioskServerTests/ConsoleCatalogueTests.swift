@@ -26,20 +26,21 @@ import Testing
 
             #expect(try await Self.post(client, cookie, "action=add_publication&id=9&name=Nou").status == .forbidden, "no CSRF token")
             let refusals = [
-                ("action=add_publication&id=1&name=Repetida", "publications[", "must be a positive id used once"),
-                ("action=add_publication&id=9&name=+", "publications[", "must be 1 to 200 characters on one line"),
-                ("action=add_publication&id=nou&name=Nou", "publications[].id", "must be a whole number"),
+                ("action=add_publication&id=1&name=Repetida", "Publication 1, id: must be a positive id used once", ""),
+                ("action=add_publication&id=9&name=+", "Publication 9, name: must be 1 to 200 characters on one line", ""),
+                ("action=add_publication&id=nou&name=Nou", "A new publication, id: must be a whole number", ""),
                 ("action=add_edition&publication=77&id=90&name=Nova&created_on=2026-01-01", "publication 77 is not defined", ""),
                 ("action=add_edition&publication=1&id=90&name=Nova&created_on=2026-02-30", "must be a date as YYYY-MM-DD", ""),
                 ("action=add_edition&publication=1&id=2&name=Nova&created_on=2026-01-01", "must be a positive id used once", ""),
-                ("action=add_app&key=quiosc&name=Una+altra", "apps[", "is used twice"),
-                ("action=add_app&key=&name=Buida", "apps[", "must be 1-64 characters of A-Z"),
-                ("action=add_app&key=%3Cb%3Ex%0A&name=Marca", "apps[", "must be 1-64 characters of A-Z"),
+                ("action=add_app&key=quiosc&name=Una+altra", "App quiosc, key: ", "is used twice"),
+                ("action=add_app&key=&name=Buida", "An app, key: must be 1-64 characters of A-Z", ""),
+                ("action=add_app&key=%3Cb%3Ex%0A&name=Marca", "An app, key: must be 1-64 characters of A-Z", ""),
             ]
             for (body, first, second) in refusals {
                 let answer = try await Self.post(client, cookie, "csrf=\(token)&\(body)")
                 let html = ConsoleTests.text(answer)
                 #expect(answer.status == .unprocessableContent && html.contains(first) && (second.isEmpty || html.contains(second)), "\(body): \(answer.status) \(html.firstMatch(of: /class="notice"[^<]*/).map { String($0.0) } ?? "")")
+                #expect(!html.contains("apps[") && !html.contains("publications["), "operators read their own words, not the file's key paths: \(body)")
             }
             #expect(try await kiosk.store.catalogue() == before, "a refused change changes nothing")
             #expect(try await kiosk.store.auditEntries(limit: 10).isEmpty)

@@ -51,13 +51,13 @@ import Testing
             #expect(forged.status == .forbidden)
             #expect(try await kiosk.store.webKiosk(appKey: "quiosc") == stored)
 
-            // Refused like the file refuses it, naming the field; nothing changed, nothing audited.
+            // Refused by the rules the file has too, naming the field in the operator's words; nothing changed, nothing audited.
             let refusals = [
-                (Self.quioscForm(token, aliases: "fitxa, PORTADA"), "apps[quiosc].web_kiosk.aliases.compte: \"PORTADA\" already names section \"portada\""),
-                (Self.quioscForm(token, rows: [("Compte", "/x?hash=", "")]), "apps[quiosc].web_kiosk.sections.Compte: is listed twice"),
-                (Self.quioscForm(token, baseURL: "quiosc.example.cat"), "apps[quiosc].web_kiosk.base_url: must start with http:// or https://"),
-                (Self.quioscForm(token, rows: [("", "/cerca?hash=", "")]), "apps[quiosc].web_kiosk.sections: a section name must not be empty"),
-                (Self.quioscForm(token, extra: "&section_remove_0=1"), "apps[quiosc].web_kiosk.default_section: \"portada\" is not one of the sections"),
+                (Self.quioscForm(token, aliases: "fitxa, PORTADA"), "The web kiosk of app quiosc, aliases of section \"compte\": \"PORTADA\" already names section \"portada\""),
+                (Self.quioscForm(token, rows: [("Compte", "/x?hash=", "")]), "The web kiosk of app quiosc, section \"Compte\": is listed twice"),
+                (Self.quioscForm(token, baseURL: "quiosc.example.cat"), "The web kiosk of app quiosc, base URL: must start with http:// or https://"),
+                (Self.quioscForm(token, rows: [("", "/cerca?hash=", "")]), "The web kiosk of app quiosc, sections: a section name must not be empty"),
+                (Self.quioscForm(token, extra: "&section_remove_0=1"), "The web kiosk of app quiosc, default section: \"portada\" is not one of the sections"),
             ]
             for (body, message) in refusals {
                 let refused = try await post(body)

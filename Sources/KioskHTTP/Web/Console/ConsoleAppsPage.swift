@@ -59,7 +59,7 @@ extension ConsolePage {
         switch form.text("action") {
         case "quota":
             guard let quota = Int(form.text("demo_quota")) else {
-                return try await apps(notice: "apps[\(key)].demo_quota: must be a whole number", status: .unprocessableContent)
+                return try await apps(notice: "App \(key), demo quota: must be a whole number", status: .unprocessableContent)
             }
             catalogue.apps[index].demoQuota = quota
         case "add":
@@ -82,7 +82,7 @@ extension ConsolePage {
             throw KioskHTTPError.badRequest("unknown action \"\(form.text("action").prefix(32))\"")
         }
         catalogue.tariffLines = catalogue.tariffLines.filter { $0.appKey != key } + lines
-        if let problem = try problem(with: catalogue) { return try await apps(notice: problem, status: .unprocessableContent) }
+        if let problem = problem(with: catalogue) { return try await apps(notice: problem, status: .unprocessableContent) }
         let changes = try await database.syncCatalogue(catalogue, dryRun: false)
         if !changes.isEmpty {
             try await audit("app." + form.text("action"), key, before: before,
@@ -97,21 +97,14 @@ extension ConsolePage {
 
     /// The web kiosk form's change: the base URL (empty: Kiosk's own), each row's name, path and aliases
     /// (comma-separated) unless marked for removal, a filled last row added, the default chosen by row. Checked
-    /// with the file's rules (`WebKioskEntry.validate`, keys `apps[<key>].web_kiosk…`); a refused form changes nothing.
+    /// with the catalogue's rules (`AppWebKiosk.validate`); a refused form changes nothing.
     private func changeWebKiosk(of key: String, in catalogue: Catalogue, form: WebForm) async throws -> Response {
         let stored = catalogue.webKiosk(of: key)
         let wanted = Self.webKiosk(of: key, from: form)
         guard stored != nil || !wanted.isOwn else { return redirect("/admin/apps#app-\(key)") }   // still Kiosk's own
-        do {
-            try KioskConfiguration.WebKioskEntry(wanted).validate(key: "apps[\(key)].web_kiosk") { key, problem in
-                ConfigurationError(file: "console", key: key, problem: problem)
-            }
-        } catch let error as ConfigurationError {
-            return try await apps(notice: "\(error.key): \(error.problem)", status: .unprocessableContent)
-        }
         var changed = catalogue
         changed.webKiosks = catalogue.webKiosks.filter { $0.appKey != key } + [wanted]
-        if let problem = try problem(with: changed) { return try await apps(notice: problem, status: .unprocessableContent) }
+        if let problem = problem(with: changed) { return try await apps(notice: problem, status: .unprocessableContent) }
         if try await !database.syncCatalogue(changed, dryRun: false).isEmpty {
             try await audit("app.web_kiosk", key, before: stored?.summary ?? "Kiosk's own", after: wanted.summary)
         }

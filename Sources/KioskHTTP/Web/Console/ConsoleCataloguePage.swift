@@ -29,7 +29,7 @@ extension ConsolePage {
         let subject: String, before: String
         switch action {
         case "add_publication":
-            guard let id = Int(form.text("id")) else { return try await refused("publications[].id: must be a whole number") }
+            guard let id = Int(form.text("id")) else { return try await refused("A new publication, id: must be a whole number") }
             catalogue.publications.append(Publication(id: id, name: name))
             (subject, before) = ("publication \(id)", "")
         case "rename_publication":
@@ -38,13 +38,13 @@ extension ConsolePage {
             (subject, before) = ("publication \(id)", catalogue.publications[index].name)
             catalogue.publications[index].name = name
         case "add_edition":
-            guard let id = Int(form.text("id")) else { return try await refused("publications[].editions[].id: must be a whole number") }
+            guard let id = Int(form.text("id")) else { return try await refused("A new edition, id: must be a whole number") }
             let publicationID = Int(form.text("publication")) ?? 0
             guard catalogue.publications.contains(where: { $0.id == publicationID }) else {
-                return try await refused("publications[].editions[\(id)]: publication \(publicationID) is not defined")
+                return try await refused("Edition \(id), publication: publication \(publicationID) is not defined")
             }
             guard let createdOn = IssueDate(form.text("created_on")) else {
-                return try await refused("publications[].editions[\(id)].created: must be a date as YYYY-MM-DD")
+                return try await refused("Edition \(id), created on: must be a date as YYYY-MM-DD")
             }
             catalogue.editions.append(Edition(id: id, publicationID: publicationID, name: name, createdOn: createdOn))
             (subject, before) = ("edition \(id)", "")
@@ -60,7 +60,7 @@ extension ConsolePage {
         default:
             throw KioskHTTPError.badRequest("unknown action \"\(action.prefix(32))\"")
         }
-        if let problem = try problem(with: catalogue) { return try await refused(problem) }
+        if let problem = problem(with: catalogue) { return try await refused(problem) }
         if try await !database.syncCatalogue(catalogue, dryRun: false).isEmpty {
             try await audit("catalogue." + action, subject, before: before, after: name)
         }

@@ -52,14 +52,13 @@ struct ConsolePage: Sendable {
         guard runtime.configuration.catalogueSource == .console else { throw KioskHTTPError(.conflict, text[explanation] ?? "") }
     }
 
-    /// What is wrong with `catalogue` as the configuration file would say it (the key's path and the
-    /// rule), or nil when it is valid.
-    func problem(with catalogue: Catalogue) throws -> String? {
+    /// What is wrong with `catalogue`, in an operator's words (`CatalogueProblem`), or nil when it is valid.
+    func problem(with catalogue: Catalogue) -> String? {
         do {
-            try runtime.configuration.replacingCatalogue(with: catalogue).validate(file: "console")
+            try catalogue.validate()
             return nil
-        } catch let error as ConfigurationError {
-            return error.description.replacingOccurrences(of: "console: ", with: "")
+        } catch {
+            return error.description
         }
     }
 
