@@ -1,6 +1,5 @@
 import Foundation
 import KioskModels
-import Yams
 
 /// The operator's configuration (`Config/kiosk.yaml`), as written in the file.
 ///

@@ -1,9 +1,8 @@
 #if canImport(Glibc)
+import KioskIntegers
 import Glibc
 #endif
 import KioskFiles
-import KioskIntegers
-
 /// Unpacks an uploaded publish folder (ZIP, tar or gzip-compressed tar, told apart by content) into an
 /// empty folder, refusing anything that could write outside it or is not a plain file or folder:
 /// absolute names, `..`, backslashes, symbolic and hard links, devices, duplicate names, encrypted or

@@ -1,9 +1,9 @@
 #if canImport(Glibc)
+import KioskIntegers
 import CSystemCalls
 import Glibc
 #endif
 import Crypto
-import KioskIntegers
 import KioskModels
 import Logging
 import KioskFiles

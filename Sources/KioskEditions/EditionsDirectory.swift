@@ -1,6 +1,7 @@
 import CSystemCalls
 import KioskIntegers
 import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #endif

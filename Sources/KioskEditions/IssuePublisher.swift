@@ -1,8 +1,8 @@
 #if canImport(Glibc)
+import KioskIntegers
 import CSystemCalls
 import Glibc
 #endif
-import KioskIntegers
 import KioskModels
 import Logging
 import KioskFiles

@@ -1,7 +1,4 @@
-import Crypto
 import Foundation
-import KioskModels
-import KioskFiles
 
 /// A write position in memory sized beforehand (a link is measured first, then written once).
 struct LinkBytes {

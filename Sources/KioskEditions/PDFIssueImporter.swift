@@ -1,10 +1,10 @@
 #if canImport(Glibc)
+import KioskIntegers
 import CSystemCalls
 import Glibc
 #endif
 import Foundation
 import KioskFiles
-import KioskIntegers
 import KioskModels
 
 /// How a PDF-only publish makes its pages: image sizes, JPEG quality, the limits of every tool run and

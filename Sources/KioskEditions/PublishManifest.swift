@@ -1,6 +1,5 @@
 import Foundation
 import KioskModels
-import KioskFiles
 
 /// One thing wrong with a publish: which file, which page, what.
 public struct PublishProblem: Sendable, Hashable, CustomStringConvertible {

@@ -2,7 +2,6 @@ import Crypto
 import Foundation
 import KioskIntegers
 import KioskModels
-import KioskFiles
 
 /// The two signed-link formats a stock web server can also verify.
 public enum LinkFormat: String, Sendable, CaseIterable {

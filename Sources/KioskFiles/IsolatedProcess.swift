@@ -1,6 +1,7 @@
 import CSystemCalls
 import KioskIntegers
 import NIOConcurrencyHelpers
+
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,6 +1,7 @@
 import CSystemCalls
 import Foundation
 import KioskIntegers
+
 #if canImport(Glibc)
 import Glibc
 #endif

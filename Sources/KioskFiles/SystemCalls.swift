@@ -1,5 +1,6 @@
 import CSystemCalls
 import KioskIntegers
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)

@@ -2,8 +2,6 @@ import Hummingbird
 import KioskModels
 import KioskEditions
 import NIOCore
-import KioskConfig
-import KioskFiles
 
 /// Every HTTP answer that is not a success, in one place: the status, a message a person can act on,
 /// and whether the connection closes because the request's body may be left unread. Routes throw it;

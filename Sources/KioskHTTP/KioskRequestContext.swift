@@ -2,10 +2,7 @@ import HTTPTypes
 import Hummingbird
 import KioskModels
 import KioskRPC
-import Logging
 import NIOCore
-import KioskConfig
-import KioskFiles
 
 /// Per-request context: Hummingbird's core storage, the kiosk configuration in force when the request
 /// began, the connection it came on, and who it authenticated as.

@@ -3,7 +3,6 @@ import KioskRPC
 import NIOConcurrencyHelpers
 import XMLRPC
 import KioskConfig
-import KioskFiles
 
 /// Everything derived from one loaded configuration. Replaced whole on reload (SIGHUP). A class, so that
 /// pinning it to a request (and every copy of the request context) is one reference, not a copy of

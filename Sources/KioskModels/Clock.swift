@@ -1,6 +1,5 @@
-import KioskIntegers
-
 #if canImport(Glibc)
+import KioskIntegers
 import Glibc
 #elseif canImport(Darwin)
 import Darwin

@@ -1,5 +1,6 @@
 import Crypto
 import KioskIntegers
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials     // ContiguousBytes
 #else

@@ -1,9 +1,9 @@
+import KioskIntegers
+
 /// A calendar day written `YYYY-MM-DD`, the way every date travels on the wire and in the database.
 ///
 /// Only real days are accepted (`2025-02-29` is not one). The text form orders like the days, so
 /// comparisons and SQL `ORDER BY` agree.
-import KioskIntegers
-
 public struct IssueDate: Sendable, Hashable, Comparable, Codable, CustomStringConvertible {
     public let year: Int
     public let month: Int

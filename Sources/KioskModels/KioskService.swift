@@ -1,6 +1,6 @@
-/// The kiosk's rules over a store: what each wire method means, independent of the wire.
 import KioskIntegers
 
+/// The kiosk's rules over a store: what each wire method means, independent of the wire.
 public struct KioskService: Sendable {
     public let store: any KioskStore
     public let identityKeys: IdentityKeyIssuer

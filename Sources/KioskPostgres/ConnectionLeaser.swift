@@ -1,5 +1,4 @@
 import Foundation
-import KioskModels
 import KioskStoreSupport
 import Logging
 import PostgresNIO

@@ -1,4 +1,3 @@
-import KioskModels
 import KioskStoreSupport
 import PostgresNIO
 

@@ -1,6 +1,5 @@
 import KioskModels
 import KioskStoreSupport
-import Logging
 import PostgresNIO
 
 extension SearchQuery {

@@ -2,7 +2,6 @@ import CSystemCalls
 import Foundation
 import GRDB
 import KioskIntegers
-import KioskModels
 
 /// Counts the transactions that change the catalogue version, in a small file beside the database
 /// (`<database>-changes`) that every process opening the database maps: `started` moves when such a

@@ -1,8 +1,7 @@
 #if canImport(Glibc)
+import KioskIntegers
 import Glibc
 #endif
-import KioskIntegers
-
 /// Why an archive could not be read: damaged, truncated, of an unknown kind, or holding an entry the
 /// readers refuse (links, devices, encryption, unknown compression).
 package struct ArchiveError: Error, Sendable, CustomStringConvertible {

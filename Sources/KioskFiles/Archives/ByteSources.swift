@@ -1,11 +1,10 @@
 // Byte sources the tar reader reads from: a plain file, or a gzip stream inflated with zlib.
 
 #if canImport(Glibc)
+import KioskIntegers
 import Glibc
 #endif
 import CLibZ
-import KioskIntegers
-
 protocol ByteSource {
     /// Reads up to `count` bytes; 0 at the end.
     mutating func read(into buffer: UnsafeMutableRawPointer, count: Int) throws -> Int

@@ -2,10 +2,9 @@
 // arithmetic; a size that cannot be right is an `ArchiveError`, never a trap.
 
 #if canImport(Glibc)
+import KioskIntegers
 import Glibc
 #endif
-import KioskIntegers
-
 enum TarReader {
     /// Largest pax extended header, pax global header or GNU long name accepted.
     static let maxExtendedHeader: Int64 = 64 << 10

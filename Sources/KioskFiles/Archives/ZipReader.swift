@@ -4,11 +4,10 @@
 // `ArchiveError`, never a trap or a read outside the file.
 
 #if canImport(Glibc)
+import KioskIntegers
 import Glibc
 #endif
 import CLibZ
-import KioskIntegers
-
 struct ZipReader {
     let input: ArchiveInput
     var size: Int64 { input.size }

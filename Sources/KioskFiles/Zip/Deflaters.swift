@@ -1,10 +1,9 @@
 #if canImport(Glibc)
+import KioskIntegers
 import Glibc
 #endif
 import CLibDeflate
 import CLibZ
-import KioskIntegers
-
 /// `sizeof(z_stream)`, which zlib's init functions check against their own: 0, which they refuse with
 /// `Z_VERSION_ERROR`, if it did not fit an Int32.
 let zStreamSize = Int32(exactly: MemoryLayout<z_stream>.size) ?? 0

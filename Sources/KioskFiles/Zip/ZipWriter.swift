@@ -1,8 +1,8 @@
 #if canImport(Glibc)
+import KioskIntegers
 import CSystemCalls
 import Glibc
 #endif
-import KioskIntegers
 import NIOCore
 
 /// One file to put in a ZIP archive.

@@ -3,10 +3,8 @@ import Crypto
 import Foundation
 import HTTPTypes
 import Hummingbird
-import KioskModels
 import NIOConcurrencyHelpers
 import KioskConfig
-import KioskFiles
 import KioskPasswords
 
 /// The HTTP Basic credentials of a request, if well-formed.

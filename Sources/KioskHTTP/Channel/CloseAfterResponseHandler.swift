@@ -1,8 +1,6 @@
 import HTTPTypes
 import NIOCore
 import NIOHTTPTypes
-import KioskConfig
-import KioskFiles
 
 /// Closes a connection once a response that says `Connection: close` is written.
 ///

@@ -1,7 +1,6 @@
 import Glibc
 import HTTPTypes
 import KioskIntegers
-import KioskModels
 import NIOCore
 import NIOHTTPTypes
 

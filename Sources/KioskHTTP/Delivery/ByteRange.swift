@@ -1,6 +1,4 @@
 import Foundation
-import KioskConfig
-import KioskFiles
 
 /// A single `Range: bytes=` range (RFC 9110 §14.1.2).
 package enum ByteRange: Equatable {

@@ -1,7 +1,4 @@
-import Hummingbird
-import KioskEditions
 import NIOCore
-import KioskConfig
 import KioskFiles
 
 /// One chunk buffer, filled on the event loop or the blocking executor and then handed to the connection.

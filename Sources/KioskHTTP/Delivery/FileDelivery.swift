@@ -3,9 +3,7 @@ import Hummingbird
 import KioskEditions
 import KioskIntegers
 import KioskModels
-import Logging
 import NIOCore
-import KioskConfig
 import KioskFiles
 
 /// Serves the files behind signed links: `GET` and `HEAD`, one byte range per request (`206`,

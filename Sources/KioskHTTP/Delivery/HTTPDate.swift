@@ -1,7 +1,5 @@
 import KioskIntegers
 import KioskModels
-import KioskConfig
-import KioskFiles
 
 /// IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`) without Foundation.
 package enum HTTPDate {

@@ -1,12 +1,10 @@
 import Hummingbird
 import HummingbirdCore
-import Logging
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import Prometheus
 import KioskConfig
-import KioskFiles
 
 /// Counts every HTTP request by route pattern, method and status, times it, keeps the in-flight gauge,
 /// and for signed-link files (`links.prefix`) counts downloads started and completed and the body bytes

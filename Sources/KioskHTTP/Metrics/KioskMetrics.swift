@@ -4,8 +4,6 @@ import KioskModels
 import KioskRPC
 import NIOConcurrencyHelpers
 import Prometheus
-import KioskConfig
-import KioskFiles
 
 /// The server's metrics, in one Prometheus registry that is passed explicitly (never a process-wide
 /// global), so that every test can have its own. `serve` also bootstraps swift-metrics' `MetricsSystem`

@@ -1,9 +1,7 @@
-import HTTPTypes
 import Hummingbird
 import NIOConcurrencyHelpers
 import NIOCore
 import KioskConfig
-import KioskFiles
 
 /// `GET /metrics`: the Prometheus text format, for the scrapers the configuration allows
 /// (`metrics.loopback_only`, `metrics.credentials`; both apply when both are set).

@@ -1,11 +1,9 @@
 import Logging
 import Foundation
 import Hummingbird
-import KioskModels
 import NIOCore
 import XMLRPC
 import KioskConfig
-import KioskFiles
 
 /// `POST` on each XML-RPC path (`server.rpc_paths`: `/RPC2` and the 2012 apps' Joomla paths), for API
 /// clients (`BasicAuthenticationMiddleware.apiClients`): the body limit, then the XML-RPC dispatcher.

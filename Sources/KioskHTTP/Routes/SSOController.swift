@@ -2,8 +2,6 @@ import KioskRPC
 import Foundation
 import Hummingbird
 import KioskModels
-import KioskConfig
-import KioskFiles
 
 /// `GET /sso/verify?hash=…`: the web kiosk checks a `hashQuiosc` hash and learns who it names.
 package struct SSOController {

@@ -1,7 +1,5 @@
 import ArgumentParser
 import Foundation
-import KioskConfig
-import KioskHTTP
 
 /// A small RFC 4180 reader: quoted fields, doubled quotes, CRLF or LF line ends.
 struct CSVReader {

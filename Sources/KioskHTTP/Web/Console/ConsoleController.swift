@@ -1,8 +1,6 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
-import KioskConfig
-import KioskModels
 
 /// The operator console at `/admin`: sign-in with a session cookie and lock-out, the dashboard, apps
 /// (demo quota, tariff lines), issues (upload with progress, withdraw, restore), readers, accounts, and the audit log.

@@ -3,7 +3,6 @@ import Foundation
 import Hummingbird
 import KioskConfig
 import KioskEditions
-import KioskIntegers
 import KioskModels
 
 /// One request of a signed-in operator: who, in what language, with what store; and the console's pages.
