@@ -17,6 +17,7 @@ let package = Package(
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
     ],
     targets: [
         // The XML-RPC codec against Python's xmlrpc.client (xmlrpc_codec_peer.py).
@@ -61,6 +62,15 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "SearchBenchmark"),
+        // How long the SQLite store's inline one-statement reads hold the calling thread, against GRDB's async read.
+        .executableTarget(
+            name: "StoreReadBenchmark",
+            dependencies: [
+                .product(name: "KioskModels", package: "Kiosk"),
+                .product(name: "KioskSQLite", package: "Kiosk"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            path: "StoreReadBenchmark"),
         // KioskServer serve on the reference data set, with the peer's /zip route: the Kiosk that load.py
         // compares with the peer (peer_comparison.sh, cluster_bench.sh, download_bench.sh, soak.sh).
         .executableTarget(
