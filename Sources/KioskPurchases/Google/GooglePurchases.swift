@@ -1,0 +1,206 @@
+import Foundation
+
+/// A subscription as `purchases.subscriptionsv2.get` describes it. Unknown enum values are kept as their raw
+/// text; fields this server does not use are not read.
+public struct GoogleSubscriptionPurchase: Sendable, Equatable, Decodable {
+    /// `SubscriptionState`; unknown values kept.
+    public struct State: RawRepresentable, Hashable, Sendable, Codable, CustomStringConvertible {
+        public let rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+        public var description: String { rawValue }
+
+        public static let unspecified = State(rawValue: "SUBSCRIPTION_STATE_UNSPECIFIED")
+        public static let pending = State(rawValue: "SUBSCRIPTION_STATE_PENDING")
+        public static let active = State(rawValue: "SUBSCRIPTION_STATE_ACTIVE")
+        public static let paused = State(rawValue: "SUBSCRIPTION_STATE_PAUSED")
+        public static let inGracePeriod = State(rawValue: "SUBSCRIPTION_STATE_IN_GRACE_PERIOD")
+        public static let onHold = State(rawValue: "SUBSCRIPTION_STATE_ON_HOLD")
+        public static let canceled = State(rawValue: "SUBSCRIPTION_STATE_CANCELED")
+        public static let expired = State(rawValue: "SUBSCRIPTION_STATE_EXPIRED")
+        public static let pendingPurchaseCanceled = State(rawValue: "SUBSCRIPTION_STATE_PENDING_PURCHASE_CANCELED")
+    }
+
+    /// `AcknowledgementState`; unknown values kept.
+    public struct AcknowledgementState: RawRepresentable, Hashable, Sendable, Codable, CustomStringConvertible {
+        public let rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+        public var description: String { rawValue }
+
+        public static let unspecified = AcknowledgementState(rawValue: "ACKNOWLEDGEMENT_STATE_UNSPECIFIED")
+        public static let pending = AcknowledgementState(rawValue: "ACKNOWLEDGEMENT_STATE_PENDING")
+        public static let acknowledged = AcknowledgementState(rawValue: "ACKNOWLEDGEMENT_STATE_ACKNOWLEDGED")
+    }
+
+    /// One product of the subscription (a base plan).
+    public struct LineItem: Sendable, Equatable, Decodable {
+        public let productID: String
+        public let expiryTime: Date?
+        /// Present for an auto-renewing plan (absent for a prepaid one); whether it will renew.
+        public let autoRenewEnabled: Bool?
+
+        private enum CodingKeys: String, CodingKey { case productId, expiryTime, autoRenewingPlan }
+        private enum PlanKeys: String, CodingKey { case autoRenewEnabled }
+
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            productID = try container.decode(String.self, forKey: .productId)
+            expiryTime = try container.decodeGoogleTime(forKey: .expiryTime)
+            if container.contains(.autoRenewingPlan) {
+                let plan = try container.nestedContainer(keyedBy: PlanKeys.self, forKey: .autoRenewingPlan)
+                autoRenewEnabled = try plan.decodeIfPresent(Bool.self, forKey: .autoRenewEnabled) ?? false
+            } else {
+                autoRenewEnabled = nil
+            }
+        }
+    }
+
+    /// Who canceled (the key Google sets in `canceledStateContext`) and, for a user, when.
+    public struct Cancellation: Sendable, Equatable {
+        /// `user`, `system`, `developer`, `replacement`, or the raw key of a kind not known here.
+        public let initiator: String
+        public let cancelTime: Date?
+    }
+
+    public let state: State
+    public let lineItems: [LineItem]
+    public let startTime: Date?
+    public let acknowledgementState: AcknowledgementState
+    public let latestOrderID: String?
+    public let linkedPurchaseToken: String?
+    public let obfuscatedExternalAccountID: String?
+    /// Whether `testPurchase` is present: a license tester's purchase, no money moved.
+    public let isTestPurchase: Bool
+    public let regionCode: String?
+    public let cancellation: Cancellation?
+
+    /// The latest expiry among the line items.
+    public var expiryTime: Date? { lineItems.compactMap(\.expiryTime).max() }
+
+    private enum CodingKeys: String, CodingKey {
+        case subscriptionState, lineItems, startTime, acknowledgementState, latestOrderId, linkedPurchaseToken
+        case externalAccountIdentifiers, testPurchase, regionCode, canceledStateContext
+    }
+    private enum AccountKeys: String, CodingKey { case obfuscatedExternalAccountId }
+    private struct AnyKey: CodingKey {
+        let stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        state = try container.decodeIfPresent(State.self, forKey: .subscriptionState) ?? .unspecified
+        lineItems = try container.decodeIfPresent([LineItem].self, forKey: .lineItems) ?? []
+        startTime = try container.decodeGoogleTime(forKey: .startTime)
+        acknowledgementState =
+            try container.decodeIfPresent(AcknowledgementState.self, forKey: .acknowledgementState) ?? .unspecified
+        latestOrderID = try container.decodeIfPresent(String.self, forKey: .latestOrderId)
+        linkedPurchaseToken = try container.decodeIfPresent(String.self, forKey: .linkedPurchaseToken)
+        if container.contains(.externalAccountIdentifiers) {
+            let account = try container.nestedContainer(keyedBy: AccountKeys.self, forKey: .externalAccountIdentifiers)
+            obfuscatedExternalAccountID = try account.decodeIfPresent(String.self, forKey: .obfuscatedExternalAccountId)
+        } else {
+            obfuscatedExternalAccountID = nil
+        }
+        isTestPurchase = container.contains(.testPurchase)
+        regionCode = try container.decodeIfPresent(String.self, forKey: .regionCode)
+        if container.contains(.canceledStateContext) {
+            let context = try container.nestedContainer(keyedBy: AnyKey.self, forKey: .canceledStateContext)
+            guard let key = context.allKeys.sorted(by: { $0.stringValue < $1.stringValue }).first else {
+                cancellation = Cancellation(initiator: "", cancelTime: nil)
+                return
+            }
+            let known = ["userInitiatedCancellation": "user", "systemInitiatedCancellation": "system",
+                         "developerInitiatedCancellation": "developer", "replacementCancellation": "replacement"]
+            var cancelTime: Date?
+            if key.stringValue == "userInitiatedCancellation" {
+                let user = try context.nestedContainer(keyedBy: AnyKey.self, forKey: key)
+                cancelTime = try user.decodeGoogleTime(forKey: AnyKey(stringValue: "cancelTime"))
+            }
+            cancellation = Cancellation(initiator: known[key.stringValue] ?? key.stringValue, cancelTime: cancelTime)
+        } else {
+            cancellation = nil
+        }
+    }
+}
+
+/// A one-time product purchase as `purchases.products.get` describes it. Unknown enum values are kept as
+/// their raw number; an absent state is 0, as in Google's JSON, which leaves out zero values.
+public struct GoogleProductPurchase: Sendable, Equatable, Decodable {
+    /// `purchaseState`.
+    public struct PurchaseState: RawRepresentable, Hashable, Sendable, Codable, CustomStringConvertible {
+        public let rawValue: Int
+        public init(rawValue: Int) { self.rawValue = rawValue }
+        public var description: String { "\(rawValue)" }
+
+        public static let purchased = PurchaseState(rawValue: 0)
+        public static let canceled = PurchaseState(rawValue: 1)
+        public static let pending = PurchaseState(rawValue: 2)
+    }
+
+    /// `consumptionState`.
+    public struct ConsumptionState: RawRepresentable, Hashable, Sendable, Codable, CustomStringConvertible {
+        public let rawValue: Int
+        public init(rawValue: Int) { self.rawValue = rawValue }
+        public var description: String { "\(rawValue)" }
+
+        public static let notConsumed = ConsumptionState(rawValue: 0)
+        public static let consumed = ConsumptionState(rawValue: 1)
+    }
+
+    /// `acknowledgementState`.
+    public struct AcknowledgementState: RawRepresentable, Hashable, Sendable, Codable, CustomStringConvertible {
+        public let rawValue: Int
+        public init(rawValue: Int) { self.rawValue = rawValue }
+        public var description: String { "\(rawValue)" }
+
+        public static let notAcknowledged = AcknowledgementState(rawValue: 0)
+        public static let acknowledged = AcknowledgementState(rawValue: 1)
+    }
+
+    /// `purchaseType`, present only for purchases not made the normal way.
+    public struct PurchaseType: RawRepresentable, Hashable, Sendable, Codable, CustomStringConvertible {
+        public let rawValue: Int
+        public init(rawValue: Int) { self.rawValue = rawValue }
+        public var description: String { "\(rawValue)" }
+
+        /// A license tester's purchase: no money moved.
+        public static let test = PurchaseType(rawValue: 0)
+        public static let promo = PurchaseType(rawValue: 1)
+        public static let rewarded = PurchaseType(rawValue: 2)
+    }
+
+    public let purchaseState: PurchaseState
+    public let consumptionState: ConsumptionState
+    public let acknowledgementState: AcknowledgementState
+    public let orderID: String?
+    public let purchaseTime: Date?
+    public let obfuscatedExternalAccountID: String?
+    public let quantity: Int?
+    public let regionCode: String?
+    public let purchaseType: PurchaseType?
+    public let productID: String?
+
+    public var isTestPurchase: Bool { purchaseType == .test }
+
+    private enum CodingKeys: String, CodingKey {
+        case purchaseState, consumptionState, acknowledgementState, orderId, purchaseTimeMillis
+        case obfuscatedExternalAccountId, quantity, regionCode, purchaseType, productId
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        purchaseState = try container.decodeIfPresent(PurchaseState.self, forKey: .purchaseState) ?? .purchased
+        consumptionState = try container.decodeIfPresent(ConsumptionState.self, forKey: .consumptionState) ?? .notConsumed
+        acknowledgementState =
+            try container.decodeIfPresent(AcknowledgementState.self, forKey: .acknowledgementState) ?? .notAcknowledged
+        orderID = try container.decodeIfPresent(String.self, forKey: .orderId)
+        purchaseTime = try container.decodeGoogleMilliseconds(forKey: .purchaseTimeMillis)
+        obfuscatedExternalAccountID = try container.decodeIfPresent(String.self, forKey: .obfuscatedExternalAccountId)
+        quantity = try container.decodeIfPresent(Int.self, forKey: .quantity)
+        regionCode = try container.decodeIfPresent(String.self, forKey: .regionCode)
+        purchaseType = try container.decodeIfPresent(PurchaseType.self, forKey: .purchaseType)
+        productID = try container.decodeIfPresent(String.self, forKey: .productId)
+    }
+}

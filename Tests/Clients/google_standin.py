@@ -1,0 +1,377 @@
+#!/usr/bin/env python3
+"""A local stand-in for the Google endpoints KioskPurchases calls, checking what Google checks.
+
+- POST /token: Google's OAuth 2.0 token endpoint for the service-account JWT bearer grant. The assertion must
+  be RS256 with the test service account's kid, verify with its PUBLIC key, and carry iss = client_email,
+  scope = androidpublisher, aud = this token URL, iat not in the future, exp after now and at most an hour
+  after iat. Answers an access token with `expires_in` (--expires-in), or 400 invalid_grant as Google does.
+- The Play Developer API (purchases.subscriptionsv2.get, purchases.products.get, purchases.subscriptions
+  .acknowledge, purchases.products.acknowledge/consume) under /androidpublisher/v3/applications/…: every call
+  needs a bearer token issued here and not expired (401 otherwise); purchases come from DIR/purchases.json
+  ({"packageName", "subscriptions": {token: purchase}, "products": {productId: {token: purchase}}}; a purchase
+  with "_status": N is answered with that HTTP status, one with "_delay": S only after S seconds); unknown
+  tokens 404. Acknowledging or consuming twice is refused with 400 invalidPurchaseState.
+- GET /oauth2/v3/certs: a JWKS of the published OIDC test keys.
+- Test commands, one JSON object a line on stdin, each answered by one JSON line on stdout: {"op": "state"}
+  (counts and recorded calls), {"op": "mint", "claims", "key", "kid", "alg"} (an OIDC token signed as asked),
+  {"op": "publish", "kid"} (publish another test key in the JWKS).
+
+On start it writes DIR/service_account.json and DIR/wrong_service_account.json (same email and key id,
+another private key), then prints its port on stdout. It exits when stdin closes or on SIGTERM; exit status 1
+if any request raised (the traceback goes to stderr and into the state's "errors").
+"""
+import argparse
+import base64
+import json
+import os
+import secrets
+import signal
+import sys
+import threading
+import time
+import traceback
+import urllib.parse
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import jwt
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
+
+SCOPE = "https://www.googleapis.com/auth/androidpublisher"
+JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"
+API_PREFIX = "/androidpublisher/v3/applications/"
+
+
+def b64url_uint(value):
+    raw = value.to_bytes((value.bit_length() + 7) // 8, "big")
+    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
+
+
+def new_key():
+    return rsa.generate_private_key(public_exponent=65537, key_size=2048)
+
+
+def pkcs8(key):
+    return key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    ).decode()
+
+
+class State:
+    def __init__(self, args):
+        self.lock = threading.Lock()
+        self.args = args
+        self.client_email = args.client_email
+        self.key_id = secrets.token_hex(20)
+        self.account_key = new_key()
+        self.wrong_key = new_key()
+        self.oidc_keys = {"oidc-a": new_key(), "oidc-b": new_key(), "oidc-other": new_key()}
+        self.published = ["oidc-a"]
+        self.hmac_secret = secrets.token_bytes(32)
+        self.access_tokens = {}  # token -> expiry (epoch seconds)
+        self.token_requests = 0
+        self.token_refusals = []
+        self.jwks_requests = 0
+        self.api_calls = []
+        self.acknowledged = []
+        self.consumed = []
+        self.errors = []
+        path = os.path.join(args.dir, "purchases.json")
+        seeded = {}
+        if os.path.exists(path):
+            with open(path) as f:
+                seeded = json.load(f)
+        self.package_name = seeded.get("packageName", args.package_name)
+        self.subscriptions = seeded.get("subscriptions", {})
+        self.products = seeded.get("products", {})
+        self.port = None
+
+    def token_url(self):
+        return f"http://127.0.0.1:{self.port}/token"
+
+    def write_accounts(self):
+        for name, key in (("service_account.json", self.account_key), ("wrong_service_account.json", self.wrong_key)):
+            account = {
+                "type": "service_account",
+                "project_id": "kiosk-test",
+                "private_key_id": self.key_id,
+                "private_key": pkcs8(key),
+                "client_email": self.client_email,
+                "client_id": "1234567890",
+                "auth_uri": "https://accounts.google.com/o/oauth2/auth",
+                "token_uri": self.token_url(),
+            }
+            with open(os.path.join(self.args.dir, name), "w") as f:
+                json.dump(account, f)
+
+    def jwks(self):
+        keys = []
+        for kid in self.published:
+            numbers = self.oidc_keys[kid].public_key().public_numbers()
+            keys.append({"kty": "RSA", "alg": "RS256", "use": "sig", "kid": kid,
+                         "n": b64url_uint(numbers.n), "e": b64url_uint(numbers.e)})
+        return {"keys": keys}
+
+    def mint(self, request):
+        """An OIDC token with the claims, key (by name), kid and alg the test asks for."""
+        claims = request["claims"]
+        alg = request.get("alg", "RS256")
+        key_name = request.get("key", "oidc-a")
+        headers = {"kid": request.get("kid", key_name)}
+        if alg == "RS256":
+            return jwt.encode(claims, self.oidc_keys[key_name], algorithm="RS256", headers=headers)
+        if alg == "HS256":
+            return jwt.encode(claims, self.hmac_secret, algorithm="HS256", headers=headers)
+        if alg == "none":
+            return jwt.encode(claims, None, algorithm="none", headers=headers)
+        raise ValueError("unknown alg " + alg)
+
+    def command(self, request):
+        """One test command read from stdin; its answer is one JSON line on stdout."""
+        op = request["op"]
+        if op == "state":
+            with self.lock:
+                return self.snapshot()
+        if op == "mint":
+            return {"token": self.mint(request)}
+        if op == "publish":
+            with self.lock:
+                if request["kid"] not in self.published:
+                    self.published.append(request["kid"])
+            return {}
+        raise ValueError("unknown command " + op)
+
+    def snapshot(self):
+        return {
+            "tokenRequests": self.token_requests,
+            "tokenRefusals": self.token_refusals,
+            "jwksRequests": self.jwks_requests,
+            "apiCalls": self.api_calls,
+            "acknowledged": self.acknowledged,
+            "consumed": self.consumed,
+            "errors": self.errors,
+        }
+
+
+def google_error(status, reason, message):
+    names = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED", 404: "NOT_FOUND",
+             410: "NOT_FOUND", 429: "RESOURCE_EXHAUSTED", 500: "INTERNAL", 503: "UNAVAILABLE"}
+    return {"error": {"code": status, "message": message,
+                      "errors": [{"message": message, "domain": "androidpublisher", "reason": reason}],
+                      "status": names.get(status, "UNKNOWN")}}
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    state = None  # set before serving
+
+    def log_message(self, format, *args):
+        pass
+
+    def reply(self, status, body):
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json; charset=UTF-8")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def body(self):
+        length = int(self.headers.get("Content-Length") or 0)
+        return self.rfile.read(length) if length else b""
+
+    def do_GET(self):
+        self.dispatch("GET")
+
+    def do_POST(self):
+        self.dispatch("POST")
+
+    def dispatch(self, method):
+        try:
+            body = self.body()
+            status, answer = self.route(method, body)
+            if isinstance(answer, dict) and "_delay" in answer:
+                time.sleep(answer["_delay"])
+        except Exception:
+            trace = traceback.format_exc()
+            sys.stderr.write(trace)
+            with self.state.lock:
+                self.state.errors.append(trace)
+            status, answer = 500, {"error": "the stand-in raised"}
+        self.reply(status, answer)
+
+    def route(self, method, body):
+        path = self.path.split("?", 1)[0]
+        if method == "POST" and path == "/token":
+            return self.token(body)
+        if method == "GET" and path == "/oauth2/v3/certs":
+            with self.state.lock:
+                self.state.jwks_requests += 1
+                return 200, self.state.jwks()
+        if path.startswith(API_PREFIX):
+            return self.api(method, path[len(API_PREFIX):])
+        return 404, {"error": "no such endpoint"}
+
+    # The token endpoint.
+
+    def refuse_grant(self, why, description="Invalid JWT Signature."):
+        with self.state.lock:
+            self.state.token_refusals.append(why)
+        return 400, {"error": "invalid_grant", "error_description": description}
+
+    def token(self, body):
+        state = self.state
+        with state.lock:
+            state.token_requests += 1
+        if not (self.headers.get("Content-Type") or "").startswith("application/x-www-form-urlencoded"):
+            return 400, {"error": "invalid_request", "error_description": "form body expected"}
+        form = urllib.parse.parse_qs(body.decode(), strict_parsing=True)
+        if form.get("grant_type") != [JWT_BEARER]:
+            return 400, {"error": "unsupported_grant_type", "error_description": "Invalid grant_type"}
+        assertion = form.get("assertion", [""])[0]
+        try:
+            header = jwt.get_unverified_header(assertion)
+        except jwt.InvalidTokenError:
+            return self.refuse_grant("unreadable assertion", "Invalid JWT.")
+        if header.get("alg") != "RS256":
+            return self.refuse_grant("alg " + str(header.get("alg")))
+        if header.get("kid") != state.key_id:
+            return self.refuse_grant("kid")
+        try:
+            claims = jwt.decode(
+                assertion, state.account_key.public_key(), algorithms=["RS256"], audience=state.token_url(),
+                issuer=state.client_email, leeway=0,
+                options={"require": ["iss", "aud", "exp", "iat", "scope"], "verify_iat": False})
+        except jwt.InvalidSignatureError:
+            return self.refuse_grant("signature")
+        except jwt.InvalidTokenError as error:
+            return self.refuse_grant(type(error).__name__, "Invalid JWT: " + type(error).__name__)
+        now = time.time()
+        if SCOPE not in str(claims["scope"]).split():
+            return self.refuse_grant("scope", "Invalid OAuth scope or ID token audience provided.")
+        if claims["iat"] > now + 60:
+            return self.refuse_grant("iat in the future", "Invalid JWT: Token must be a short-lived token (60 minutes) and in a reasonable timeframe.")
+        if claims["exp"] - claims["iat"] > 3600:
+            return self.refuse_grant("lifetime", "Invalid JWT: Token must be a short-lived token (60 minutes) and in a reasonable timeframe.")
+        token = "ya29.test-" + secrets.token_urlsafe(24)
+        with state.lock:
+            state.access_tokens[token] = now + state.args.expires_in
+        return 200, {"access_token": token, "expires_in": state.args.expires_in, "token_type": "Bearer"}
+
+    # The Play Developer API.
+
+    def api(self, method, rest):
+        state = self.state
+        raw = rest.split("/")
+        action = None
+        if method == "POST" and ":" in raw[-1]:
+            raw[-1], action = raw[-1].rsplit(":", 1)
+        segments = [urllib.parse.unquote(s) for s in raw]
+        with state.lock:
+            state.api_calls.append({"method": method, "segments": segments, "action": action})
+        authorization = self.headers.get("Authorization") or ""
+        token = authorization[7:] if authorization.startswith("Bearer ") else None
+        with state.lock:
+            expiry = state.access_tokens.get(token)
+        if expiry is None or expiry < time.time():
+            return 401, google_error(401, "authError", "Request had invalid authentication credentials.")
+        if len(segments) < 2 or segments[0] != state.package_name or segments[1] != "purchases":
+            return 404, google_error(404, "applicationNotFound", "No application was found for the given package name.")
+        route = segments[2:]
+        with state.lock:
+            if method == "GET" and len(route) == 3 and route[0] == "subscriptionsv2" and route[1] == "tokens":
+                return self.answer(state.subscriptions.get(route[2]))
+            if len(route) == 4 and route[0] == "products" and route[2] == "tokens":
+                purchase = state.products.get(route[1], {}).get(route[3])
+                if method == "GET" and action is None:
+                    return self.answer(purchase)
+                if method == "POST" and action in ("acknowledge", "consume"):
+                    return self.settle_product(purchase, action, route[1], route[3])
+            if (method == "POST" and action == "acknowledge" and len(route) == 4 and route[0] == "subscriptions"
+                    and route[2] == "tokens"):
+                purchase = state.subscriptions.get(route[3])
+                if purchase is not None and route[1] not in [i.get("productId") for i in purchase.get("lineItems", [])]:
+                    purchase = None
+                return self.settle_subscription(purchase, route[1], route[3])
+        return 404, google_error(404, "notFound", "Not found.")
+
+    @staticmethod
+    def answer(purchase):
+        if purchase is None:
+            return 404, google_error(404, "purchaseTokenNotFound", "The purchase token was not found.")
+        if "_delay" in purchase:
+            return 200, purchase
+        if "_status" in purchase:
+            status = purchase["_status"]
+            return status, google_error(status, "backendError" if status >= 500 else "purchaseTokenNoLongerValid",
+                                        "Seeded answer.")
+        return 200, purchase
+
+    def settle_subscription(self, purchase, subscription_id, token):
+        status, answer = self.answer(purchase)
+        if status != 200:
+            return status, answer
+        if purchase.get("acknowledgementState") == "ACKNOWLEDGEMENT_STATE_ACKNOWLEDGED":
+            return 400, google_error(400, "invalidPurchaseState",
+                                     "The purchase is not in a valid state to perform the desired operation.")
+        purchase["acknowledgementState"] = "ACKNOWLEDGEMENT_STATE_ACKNOWLEDGED"
+        self.state.acknowledged.append({"kind": "subscription", "id": subscription_id, "token": token})
+        return 200, {}
+
+    def settle_product(self, purchase, action, product_id, token):
+        status, answer = self.answer(purchase)
+        if status != 200:
+            return status, answer
+        field = "acknowledgementState" if action == "acknowledge" else "consumptionState"
+        if purchase.get(field, 0) == 1:
+            return 400, google_error(400, "invalidPurchaseState",
+                                     "The purchase is not in a valid state to perform the desired operation.")
+        purchase[field] = 1
+        record = {"kind": "product", "id": product_id, "token": token}
+        (self.state.acknowledged if action == "acknowledge" else self.state.consumed).append(record)
+        return 200, {}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dir", required=True, help="where the purchases are read and the key files written")
+    parser.add_argument("--package-name", default="com.example.kiosk")
+    parser.add_argument("--client-email", default="kiosk-server@kiosk-test.iam.gserviceaccount.com")
+    parser.add_argument("--expires-in", type=int, default=3599)
+    args = parser.parse_args()
+
+    state = State(args)
+    Handler.state = state
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    state.port = server.server_address[1]
+    state.write_accounts()
+
+    def stop(*_):
+        threading.Thread(target=server.shutdown, daemon=True).start()
+
+    def watch_stdin():
+        for line in sys.stdin:
+            if not line.strip():
+                continue
+            try:
+                answer = state.command(json.loads(line))
+            except Exception:
+                trace = traceback.format_exc()
+                sys.stderr.write(trace)
+                with state.lock:
+                    state.errors.append(trace)
+                answer = {"error": "the command raised"}
+            print(json.dumps(answer), flush=True)
+        stop()
+
+    signal.signal(signal.SIGTERM, stop)
+    threading.Thread(target=watch_stdin, daemon=True).start()
+    print(state.port, flush=True)
+    server.serve_forever()
+    server.server_close()
+    sys.exit(1 if state.errors else 0)
+
+
+if __name__ == "__main__":
+    main()

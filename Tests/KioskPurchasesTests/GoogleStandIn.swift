@@ -1,0 +1,181 @@
+import Foundation
+import KioskPurchases
+
+/// `Tests/Clients/google_standin.py` run for one test: Google's token endpoint, the Play Developer API and
+/// the OIDC keys over loopback, with the purchases the test seeds. Commands go to its stdin as JSON lines and
+/// are answered on its stdout; `stop()` closes stdin and expects a clean exit.
+final class GoogleStandIn: @unchecked Sendable {
+    let directory: URL
+    let port: Int
+    private let process: Process
+    private let input: FileHandle
+    private let output: LineReader
+
+    var baseURL: String { "http://127.0.0.1:\(port)" }
+    var keysURL: String { baseURL + "/oauth2/v3/certs" }
+    var serviceAccountFile: URL { directory.appendingPathComponent("service_account.json") }
+    var wrongServiceAccountFile: URL { directory.appendingPathComponent("wrong_service_account.json") }
+    static let packageName = "com.example.kiosk"
+    static let clientEmail = "kiosk-server@kiosk-test.iam.gserviceaccount.com"
+
+    /// Starts the stand-in with `purchases` (the JSON of DIR/purchases.json). Fails, not skips, when Python
+    /// or its packages (cryptography, pyjwt) are missing.
+    init(purchases: [String: Any] = [:], expiresIn: Int = 3599) async throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("google-standin-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        var seeded = purchases
+        seeded["packageName"] = seeded["packageName"] ?? Self.packageName
+        try JSONSerialization.data(withJSONObject: seeded).write(to: directory.appendingPathComponent("purchases.json"))
+
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Clients/google_standin.py")
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = [
+            "python3", script.path, "--dir", directory.path, "--package-name", Self.packageName,
+            "--client-email", Self.clientEmail, "--expires-in", "\(expiresIn)",
+        ]
+        let stdin = Pipe()
+        let stdout = Pipe()
+        process.standardInput = stdin
+        process.standardOutput = stdout
+        try process.run()
+        input = stdin.fileHandleForWriting
+        output = LineReader(stdout.fileHandleForReading)
+        guard let line = await output.next(), let port = Int(line) else {
+            process.waitUntilExit()
+            throw StandInFailure("google_standin.py did not start (exit \(process.terminationStatus)); "
+                + "it needs python3 with the PyPI packages cryptography and pyjwt")
+        }
+        self.port = port
+    }
+
+    /// Sends one command and returns its JSON answer.
+    func command(_ request: [String: Any]) async throws -> [String: Any] {
+        var line = try JSONSerialization.data(withJSONObject: request)
+        line.append(UInt8(ascii: "\n"))
+        try input.write(contentsOf: line)
+        guard let answer = await output.next(),
+            let object = try JSONSerialization.jsonObject(with: Data(answer.utf8)) as? [String: Any]
+        else { throw StandInFailure("google_standin.py did not answer \(request["op"] ?? "")") }
+        return object
+    }
+
+    /// Counts and recorded calls.
+    func state() async throws -> StandInState {
+        let object = try await command(["op": "state"])
+        return try JSONDecoder().decode(StandInState.self, from: JSONSerialization.data(withJSONObject: object))
+    }
+
+    /// An OIDC token with `claims`, signed with the test key `key` (named `kid` in its header) by `alg`.
+    func mint(_ claims: [String: Any], key: String = "oidc-a", kid: String? = nil, alg: String = "RS256") async throws -> String {
+        var request: [String: Any] = ["op": "mint", "claims": claims, "key": key, "alg": alg]
+        if let kid { request["kid"] = kid }
+        guard let token = try await command(request)["token"] as? String else { throw StandInFailure("mint failed") }
+        return token
+    }
+
+    /// Adds the test key `kid` to the served JWKS.
+    func publish(kid: String) async throws {
+        _ = try await command(["op": "publish", "kid": kid])
+    }
+
+    /// Closes stdin and waits for the exit; throws when the stand-in raised or did not exit cleanly.
+    func stop() async throws {
+        try? input.close()
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            DispatchQueue.global().async {
+                self.process.waitUntilExit()
+                continuation.resume()
+            }
+        }
+        try? FileManager.default.removeItem(at: directory)
+        guard process.terminationStatus == 0 else {
+            throw StandInFailure("google_standin.py exited with \(process.terminationStatus): a request raised")
+        }
+    }
+
+    func serviceAccount(wrongKey: Bool = false) throws -> GoogleServiceAccount {
+        try GoogleServiceAccount(contentsOf: wrongKey ? wrongServiceAccountFile : serviceAccountFile)
+    }
+}
+
+struct StandInState: Decodable {
+    struct Call: Decodable, Equatable {
+        let method: String
+        let segments: [String]
+        let action: String?
+    }
+    struct Settled: Decodable, Equatable {
+        let kind: String
+        let id: String
+        let token: String
+    }
+    let tokenRequests: Int
+    let tokenRefusals: [String]
+    let jwksRequests: Int
+    let apiCalls: [Call]
+    let acknowledged: [Settled]
+    let consumed: [Settled]
+    let errors: [String]
+}
+
+struct StandInFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Lines of a pipe, read off the cooperative threads.
+final class LineReader: @unchecked Sendable {
+    private let handle: FileHandle
+    private var buffer = Data()
+    private let lock = NSLock()
+
+    init(_ handle: FileHandle) { self.handle = handle }
+
+    /// The next line, nil at the end of the stream.
+    func next() async -> String? {
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(returning: self.readLine())
+            }
+        }
+    }
+
+    private func readLine() -> String? {
+        lock.lock()
+        defer { lock.unlock() }
+        while true {
+            if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
+                let line = String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self)
+                buffer.removeSubrange(buffer.startIndex...newline)
+                return line
+            }
+            let chunk = handle.availableData
+            if chunk.isEmpty { return nil }
+            buffer.append(chunk)
+        }
+    }
+}
+
+/// A clock the test moves.
+final class TestClock: @unchecked Sendable {
+    private var current: Date
+    private let lock = NSLock()
+
+    init(_ start: Date = Date()) { current = start }
+
+    var now: Date {
+        lock.lock()
+        defer { lock.unlock() }
+        return current
+    }
+
+    func advance(by seconds: TimeInterval) {
+        lock.lock()
+        current += seconds
+        lock.unlock()
+    }
+
+    var function: @Sendable () -> Date { { self.now } }
+}
