@@ -22,6 +22,8 @@ public struct PurchaseVerificationError: Error, Sendable, Equatable, CustomStrin
         case wrongEnvironment
         /// A product this app does not sell.
         case unknownProduct
+        /// The store knows no such purchase (any more): a token it does not recognise, or one it has dropped.
+        case unknownPurchase
     }
 
     public let reason: Reason

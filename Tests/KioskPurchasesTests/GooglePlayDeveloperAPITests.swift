@@ -177,13 +177,13 @@ struct GooglePlayDeveloperAPITests {
         let api = try Self.api(standIn)
 
         let unknown = await #expect(throws: PurchaseVerificationError.self) { _ = try await api.subscription(token: "never-sold") }
-        #expect(unknown?.reason == .malformed)
+        #expect(unknown?.reason == .unknownPurchase)
         #expect(unknown?.message.contains("404") == true)
         #expect(unknown?.message.contains("never-sold") == false)
         let product = await #expect(throws: PurchaseVerificationError.self) { _ = try await api.product("issue-2026-48", token: "never-sold") }
-        #expect(product?.reason == .malformed)
+        #expect(product?.reason == .unknownPurchase)
         let gone = await #expect(throws: PurchaseVerificationError.self) { _ = try await api.subscription(token: "gone") }
-        #expect(gone?.reason == .time)
+        #expect(gone?.reason == .unknownPurchase)
         await #expect(throws: PurchaseVerificationError.self) { try await api.consumeProduct("issue-2026-48", token: "never-sold") }
 
         let otherApp = PlayDeveloperAPI(

@@ -136,10 +136,10 @@ public struct PlayDeveloperAPI: Sendable {
             return answer
         case 400, 404:
             throw PurchaseVerificationError(
-                .malformed, "Google Play knows no such \(what) of \(packageName) (\(GoogleHTTP.describe(answer)))")
+                .unknownPurchase, "Google Play knows no such \(what) of \(packageName) (\(GoogleHTTP.describe(answer)))")
         case 410:
             throw PurchaseVerificationError(
-                .time, "Google Play no longer describes this \(what): it ended too long ago (\(GoogleHTTP.describe(answer)))")
+                .unknownPurchase, "Google Play no longer describes this \(what): it ended too long ago (\(GoogleHTTP.describe(answer)))")
         case 401:
             await tokens.invalidate(bearer)
             throw GooglePlayUnavailable(status: 401, "\(endpoint) refused the access token (\(GoogleHTTP.describe(answer)))")
