@@ -3,8 +3,8 @@ import KioskModels
 
 extension KioskConfiguration {
     /// This configuration with `catalogue` in place of its publications, editions, apps, tariff lines,
-    /// web kiosks (`web_kiosk`) and accounts (`api_clients`, `publishers`, `operators`): what the console
-    /// validates before a change, and what `config export` writes.
+    /// web kiosks (`web_kiosk`) and accounts (`api_clients`, `publishers`, `operators`): what `config export`
+    /// writes. An app keeps the file's `store` and `products`, which the catalogue does not hold yet.
     package func replacingCatalogue(with catalogue: Catalogue) -> KioskConfiguration {
         var copy = self
         copy.publications = catalogue.publications.map { publication in
@@ -12,10 +12,12 @@ extension KioskConfiguration {
                 .filter { $0.publicationID == publication.id }
                 .map { EditionEntry(id: $0.id, name: $0.name, created: $0.createdOn) })
         }
+        let selling = Dictionary(apps.map { ($0.key, $0) }, uniquingKeysWith: { first, _ in first })
         copy.apps = catalogue.apps.map { app in
             AppEntry(key: app.key, name: app.name, demoQuota: app.demoQuota, webKiosk: catalogue.webKiosk(of: app.key).map(WebKioskEntry.init),
                      lines: catalogue.tariffLines.filter { $0.appKey == app.key }.sorted { $0.order < $1.order }
-                        .map { LineEntry(edition: $0.editionID, order: $0.order, access: $0.access) })
+                        .map { LineEntry(edition: $0.editionID, order: $0.order, access: $0.access) },
+                     store: selling[app.key]?.store, products: selling[app.key]?.products ?? [])
         }
         copy.apiClients = catalogue.accounts.filter { $0.kind == .apiClient }
             .map { Credential(username: $0.username, passwordHash: $0.passwordHash) }

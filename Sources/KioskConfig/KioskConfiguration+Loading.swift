@@ -113,6 +113,48 @@ extension KioskConfiguration {
         } catch {
             throw fail(keyPath(of: error), error.rule)
         }
+        try validateStores(fail)
+    }
+
+    /// The stores' side: each app's identities there, the server's trust and credentials when an app sells,
+    /// and the products (`[StoreProduct].validate`).
+    private func validateStores(_ fail: (String, String) -> ConfigurationError) throws {
+        guard (1...1_000).contains(stores.anonymousDeviceLimit) else { throw fail("stores.anonymous_device_limit", "must be 1 to 1000") }
+        guard (0...3_600).contains(stores.apple.clockSkewSeconds) else { throw fail("stores.apple.clock_skew_seconds", "must be 0 to 3600") }
+        for (a, app) in apps.enumerated() {
+            let key = "apps[\(a)].store"
+            if let apple = app.store?.apple {
+                guard StoreProductID.isValid(apple.bundleID) else {
+                    throw fail("\(key).apple.bundle_id", "must be the app's bundle id, e.g. cat.elpunt.quiosc")
+                }
+                for environment in apple.environments where !["Production", "Sandbox"].contains(environment) {
+                    throw fail("\(key).apple.environments", "must list Production and/or Sandbox, got \"\(environment)\"")
+                }
+                if apple.acceptedEnvironments.contains("Production"), !(apple.appAppleID.map { $0 > 0 } ?? false) {
+                    throw fail("\(key).apple.app_apple_id", "is required for Production: the app's Apple ID in App Store Connect")
+                }
+            }
+            if let google = app.store?.google, !StoreProductID.isValid(google.packageName) || !google.packageName.contains(".") {
+                throw fail("\(key).google.package_name", "must be the app's package name, e.g. cat.elpunt.quiosc")
+            }
+            if !app.products.isEmpty, app.store?.apple == nil, app.store?.google == nil {
+                throw fail("apps[\(a)].products", "app \(app.key) sells products but names no store: add store.apple or store.google")
+            }
+            for (p, product) in app.products.enumerated() where product.scope != nil && product.kind != .subscription {
+                throw fail("apps[\(a)].products[\(p)].scope", "only a subscription has a scope")
+            }
+        }
+        if apps.contains(where: { $0.store?.apple != nil }), stores.apple.rootCertificates.isEmpty {
+            throw fail("stores.apple.root_certificates", "must list Apple's root certificate (Apple Root CA - G3) when an app sells in the App Store")
+        }
+        if apps.contains(where: { $0.store?.google != nil }), stores.google.serviceAccountFile == nil {
+            throw fail("stores.google.service_account_file", "must name the service account's key file when an app sells in Google Play")
+        }
+        do {
+            try storeProducts.validate(in: catalogue)
+        } catch {
+            throw fail(keyPath(of: error), error.rule)
+        }
     }
 
     /// Where the file holds what a catalogue problem is about.
@@ -138,6 +180,8 @@ extension KioskConfiguration {
             return "apps[\(a)].lines[\(l)].\(field)"
         case .webKiosk(let appKey):
             return "apps[\(apps.firstIndex { $0.key == appKey } ?? 0)].web_kiosk.\(field)"
+        case .product(let appKey, let index):
+            return "apps[\(apps.firstIndex { $0.key == appKey } ?? 0)].products[\(index)].\(field)"
         case .account(let k):
             let lists = [("api_clients", apiClients.count), ("publishers", publishers.count), ("operators", operators.count)]
             guard let (l, i) = nested(lists, { Array(repeating: 0, count: $0.1) }, k) else { return "accounts" }

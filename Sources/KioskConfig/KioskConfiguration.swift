@@ -12,7 +12,7 @@ package struct KioskConfiguration: Codable, Sendable, Equatable {
         case webSessionLifetimeSeconds = "web_session_lifetime_seconds"
         case consoleSessionLifetimeSeconds = "console_session_lifetime_seconds"
         case secretFile = "secret_file", apiClients = "api_clients"
-        case operators, catalogueSource = "catalogue_source"
+        case operators, catalogueSource = "catalogue_source", stores
     }
 
     package var server = Server()
@@ -39,8 +39,50 @@ package struct KioskConfiguration: Codable, Sendable, Equatable {
     package var catalogueSource: CatalogueSource = .file
     package var publications: [PublicationEntry] = []
     package var apps: [AppEntry] = []
+    /// How the App Store and Google Play are reached and trusted, for every app that sells in them.
+    package var stores = Stores()
 
     package init() {}
+
+    /// The server's side of store purchases; each app's own identities are under `apps[].store`.
+    package struct Stores: Codable, Sendable, Equatable {
+        package enum CodingKeys: String, CodingKey {
+            case apple, google
+            case anonymousDeviceLimit = "anonymous_device_limit"
+        }
+        package var apple = Apple()
+        package var google = Google()
+        /// On how many devices an anonymous reader's purchase may be restored before it must sign in.
+        package var anonymousDeviceLimit = 5
+
+        package struct Apple: Codable, Sendable, Equatable {
+            package enum CodingKeys: String, CodingKey {
+                case rootCertificates = "root_certificates", clockSkewSeconds = "clock_skew_seconds"
+            }
+            /// DER or PEM files of the roots StoreKit's chains must reach: Apple Root CA - G3 in production.
+            package var rootCertificates: [String] = []
+            /// How far in the future a `signedDate` may be.
+            package var clockSkewSeconds = 300
+        }
+
+        package struct Google: Codable, Sendable, Equatable {
+            package enum CodingKeys: String, CodingKey {
+                case serviceAccountFile = "service_account_file", apiBaseURL = "api_base_url", tokenURL = "token_url"
+                case pushAudience = "push_audience", pushServiceAccount = "push_service_account"
+                case signingKeysURL = "signing_keys_url"
+            }
+            /// The service account's JSON key file, for the Play Developer API.
+            package var serviceAccountFile: String?
+            package var apiBaseURL = "https://androidpublisher.googleapis.com"
+            /// Nil: the key file's `token_uri`.
+            package var tokenURL: String?
+            /// The audience the Pub/Sub push subscription puts in its OIDC tokens.
+            package var pushAudience: String?
+            /// The service account Pub/Sub pushes as (the tokens' `email`).
+            package var pushServiceAccount: String?
+            package var signingKeysURL = "https://www.googleapis.com/oauth2/v3/certs"
+        }
+    }
 
     package struct Server: Codable, Sendable, Equatable {
         package enum CodingKeys: String, CodingKey {
@@ -228,7 +270,7 @@ package struct KioskConfiguration: Codable, Sendable, Equatable {
 
     package struct AppEntry: Codable, Sendable, Equatable {
         package enum CodingKeys: String, CodingKey {
-            case key, name, lines
+            case key, name, lines, store, products
             case demoQuota = "demo_quota", webKiosk = "web_kiosk"
         }
 
@@ -237,9 +279,63 @@ package struct KioskConfiguration: Codable, Sendable, Equatable {
         @DefaultsToEmpty package var demoQuota = 0
         package var webKiosk: WebKioskEntry?
         @DefaultsToEmpty package var lines: [LineEntry] = []
+        /// Who the app is in each store it sells in.
+        package var store: AppStoreEntry?
+        /// What it sells there.
+        @DefaultsToEmpty package var products: [ProductEntry] = []
 
-        package init(key: String, name: String, demoQuota: Int = 0, webKiosk: WebKioskEntry? = nil, lines: [LineEntry] = []) {
+        package init(key: String, name: String, demoQuota: Int = 0, webKiosk: WebKioskEntry? = nil, lines: [LineEntry] = [],
+                     store: AppStoreEntry? = nil, products: [ProductEntry] = []) {
             self.key = key; self.name = name; self.demoQuota = demoQuota; self.webKiosk = webKiosk; self.lines = lines
+            self.store = store; self.products = products
+        }
+    }
+
+    /// An app's identities in the stores.
+    package struct AppStoreEntry: Codable, Sendable, Equatable {
+        package var apple: AppleApp?
+        package var google: GoogleApp?
+
+        package struct AppleApp: Codable, Sendable, Equatable {
+            package enum CodingKeys: String, CodingKey {
+                case bundleID = "bundle_id", appAppleID = "app_apple_id", environments
+            }
+            package var bundleID: String
+            /// Required when `environments` lists Production (Apple puts it in every production notification).
+            package var appAppleID: Int64?
+            /// `Production`, and `Sandbox` for App Review and testers; empty: Production only.
+            @DefaultsToEmpty package var environments: [String] = []
+
+            package var acceptedEnvironments: [String] { environments.isEmpty ? ["Production"] : environments }
+        }
+
+        package struct GoogleApp: Codable, Sendable, Equatable {
+            package enum CodingKeys: String, CodingKey { case packageName = "package_name" }
+            package var packageName: String
+        }
+    }
+
+    /// A product an app sells: `id` in both stores unless `apple_id` or `google_id` says otherwise.
+    package struct ProductEntry: Codable, Sendable, Equatable {
+        package enum CodingKeys: String, CodingKey {
+            case id, kind, editions, credits, scope
+            case appleID = "apple_id", googleID = "google_id"
+        }
+        package var id: String
+        package var appleID: String?
+        package var googleID: String?
+        package var kind: ProductKind
+        @DefaultsToEmpty package var editions: [Int] = []
+        @DefaultsToEmpty package var credits = 0
+        /// A subscription's scope; nil: `period`.
+        package var scope: SubscriptionScope?
+
+        package func product(appKey: String) -> StoreProduct {
+            var storeIDs: [Storefront: String] = [:]
+            if let appleID { storeIDs[.apple] = appleID }
+            if let googleID { storeIDs[.google] = googleID }
+            return StoreProduct(appKey: appKey, id: id, storeIDs: storeIDs, kind: kind, editions: editions, credits: credits,
+                                scope: scope ?? .period)
         }
     }
 
@@ -345,6 +441,11 @@ extension KioskConfiguration {
                 + publishers.map { Account(kind: .publisher, username: $0.username, passwordHash: $0.passwordHash, scope: $0.scope) }
                 + operators.map { Account(kind: .operator, username: $0.username, passwordHash: $0.passwordHash, role: $0.role) },
             webKiosks: apps.compactMap { app in app.webKiosk?.stored(appKey: app.key) })
+    }
+
+    /// What each app sells in the stores, in domain terms.
+    package var storeProducts: [StoreProduct] {
+        apps.flatMap { app in app.products.map { $0.product(appKey: app.key) } }
     }
 
     /// Every app's web kiosk as `hashQuiosc` answers from this file's catalogue: the one its `web_kiosk`

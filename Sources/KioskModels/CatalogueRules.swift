@@ -11,6 +11,8 @@ public struct CatalogueProblem: Error, Sendable, Equatable, CustomStringConverti
         case tariffLine(Int)
         case webKiosk(appKey: String)
         case account(Int)
+        /// A product of an app, by its place among that app's products.
+        case product(appKey: String, index: Int)
     }
 
     public var place: Place

@@ -27,6 +27,23 @@ public struct IdentityKeyIssuer: Sendable {
         return Base64URL.encode(HMAC<SHA256>.authenticationCode(for: message, using: secret))
     }
 
+    /// The account token a reader's store purchases carry (StoreKit's `appAccountToken`, Google Play's
+    /// `obfuscatedAccountId`): a UUID (version 8) made from the secret and the owner, the signed-in reader
+    /// (`userID` other than 0; the same on every device and app) or else the app's device. It tells the
+    /// stores nothing about the reader, and only this server can make it.
+    public func storeAccountToken(appKey: String, deviceKey: String, userID: Int) -> UUID {
+        var message = [UInt8]("kiosk-store-account-v1".utf8)
+        for part in userID != 0 ? ["reader", String(userID)] : ["device", appKey, deviceKey] {
+            message.append(0)
+            message.append(contentsOf: part.utf8)
+        }
+        var bytes = Array(HMAC<SHA256>.authenticationCode(for: message, using: secret).prefix(16))
+        bytes[6] = bytes[6] & 0x0f | 0x80   // version 8: made by its own rule
+        bytes[8] = bytes[8] & 0x3f | 0x80   // the RFC 9562 variant
+        return UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
+                           bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))
+    }
+
     /// Whether `key` is the one this server issues for (app, device, user), compared in constant time.
     public func isValid(_ key: String, appKey: String, deviceKey: String, userID: Int) -> Bool {
         ConstantTime.equals(Array(key.utf8), Array(self.key(appKey: appKey, deviceKey: deviceKey, userID: userID).utf8))

@@ -1,4 +1,5 @@
 import Foundation
+import KioskModels
 import Testing
 @testable import KioskConfig
 
@@ -76,6 +77,60 @@ import Testing
 
             apps: [{ key: a, name: A, web_kiosk: { base_url: "https://a", sections: { portada: "/" }, aliases: { compte: [c] } } }]
             """)?.hasSuffix("apps[0].web_kiosk.aliases.compte: \"compte\" is not one of the sections") == true)
+    }
+
+    /// `stores` and each app's `store` and `products`: read into domain products, refused with their key path.
+    @Test func storeProductsAreReadAndChecked() throws {
+        let base = """
+            publications: [{ id: 1, name: P, editions: [{ id: 1, name: E, created: 2010-01-01 }, { id: 2, name: F, created: 2010-01-01 }] }]
+            stores:
+              apple: { root_certificates: [/etc/kiosk/AppleRootCA-G3.cer] }
+              google: { service_account_file: /etc/kiosk/play.json, push_audience: "https://kiosk.example/store/google" }
+            """
+        func app(_ store: String, _ products: String) -> String {
+            base + """
+
+                apps:
+                  - key: quiosc
+                    name: Quiosc
+                    lines: [{ edition: 1, order: 1, access: subscribers }]
+                    store: \(store)
+                    products: \(products)
+                """
+        }
+        let stores = "{ apple: { bundle_id: cat.quiosc, app_apple_id: 1234, environments: [Production, Sandbox] }, google: { package_name: cat.quiosc } }"
+        let configuration = try load(app(stores, """
+            [{ id: cat.quiosc.exemplar, kind: issue, google_id: exemplar }, { id: cat.quiosc.pack5, kind: credits, credits: 5 },
+             { id: cat.quiosc.mensual, kind: subscription, scope: all, editions: [1] }]
+            """))
+        #expect(configuration.storeProducts == [
+            StoreProduct(appKey: "quiosc", id: "cat.quiosc.exemplar", storeIDs: [.google: "exemplar"], kind: .issue),
+            StoreProduct(appKey: "quiosc", id: "cat.quiosc.pack5", kind: .credits, credits: 5),
+            StoreProduct(appKey: "quiosc", id: "cat.quiosc.mensual", kind: .subscription, editions: [1], scope: .all),
+        ])
+        #expect(configuration.apps[0].store?.apple?.acceptedEnvironments == ["Production", "Sandbox"])
+        #expect(configuration.stores.anonymousDeviceLimit == 5 && configuration.stores.google.apiBaseURL.hasPrefix("https://"))
+
+        let refusals: [(String, String)] = [
+            (app(stores, "[{ id: cat.quiosc.pack, kind: credits }]"), "apps[0].products[0].credits: a pack must hold 1 to 1000 issues"),
+            (app(stores, "[{ id: a, kind: issue }, { id: b, kind: issue, apple_id: a }]"),
+             "apps[0].products[1].apple_id: \"a\" is sold twice by app quiosc in the apple store"),
+            (app(stores, "[{ id: \"un producte\", kind: issue }]"), "apps[0].products[0].id: must be 1-150 characters"),
+            (app(stores, "[{ id: s, kind: subscription, editions: [2] }]"), "apps[0].products[0].editions: edition 2 is not one of app quiosc's lines"),
+            (app(stores, "[{ id: s, kind: issue, scope: all }]"), "apps[0].products[0].scope: only a subscription has a scope"),
+            (app(stores, "[{ id: s, kind: bundle }]"), "apps[0].products[0].kind"),
+            (app("{ apple: { bundle_id: cat.quiosc } }", "[]"), "apps[0].store.apple.app_apple_id: is required for Production"),
+            (app("{ apple: { bundle_id: cat.quiosc, environments: [Sandbox, Xcode] } }", "[]"),
+             "apps[0].store.apple.environments: must list Production and/or Sandbox, got \"Xcode\""),
+            (app("{ google: { package_name: quiosc } }", "[]"), "apps[0].store.google.package_name: must be the app's package name"),
+            (app("{}", "[{ id: s, kind: issue }]"), "apps[0].products: app quiosc sells products but names no store"),
+            (app(stores, "[]").replacingOccurrences(of: "apple: { root_certificates: [/etc/kiosk/AppleRootCA-G3.cer] }", with: "apple: {}"),
+             "stores.apple.root_certificates: must list Apple's root certificate"),
+        ]
+        for (yaml, message) in refusals {
+            let refused = refusal(yaml)
+            #expect(refused?.contains(message) == true, "\(message): \(refused ?? "accepted")")
+        }
     }
 
     @Test func pdfKeysAreReadAndChecked() throws {
