@@ -4,7 +4,7 @@ import KioskModels
 extension KioskConfiguration {
     /// This configuration with `catalogue` in place of its publications, editions, apps, tariff lines,
     /// web kiosks (`web_kiosk`) and accounts (`api_clients`, `publishers`, `operators`): what `config export`
-    /// writes. An app keeps the file's `store` and `products`, which the catalogue does not hold yet.
+    /// writes. An app keeps the file's `store` (the app's identities in the stores, which the catalogue does not hold).
     package func replacingCatalogue(with catalogue: Catalogue) -> KioskConfiguration {
         var copy = self
         copy.publications = catalogue.publications.map { publication in
@@ -17,7 +17,7 @@ extension KioskConfiguration {
             AppEntry(key: app.key, name: app.name, demoQuota: app.demoQuota, webKiosk: catalogue.webKiosk(of: app.key).map(WebKioskEntry.init),
                      lines: catalogue.tariffLines.filter { $0.appKey == app.key }.sorted { $0.order < $1.order }
                         .map { LineEntry(edition: $0.editionID, order: $0.order, access: $0.access) },
-                     store: selling[app.key]?.store, products: selling[app.key]?.products ?? [])
+                     store: selling[app.key]?.store, products: catalogue.products(of: app.key).map(ProductEntry.init))
         }
         copy.apiClients = catalogue.accounts.filter { $0.kind == .apiClient }
             .map { Credential(username: $0.username, passwordHash: $0.passwordHash) }

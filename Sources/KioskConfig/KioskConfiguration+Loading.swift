@@ -116,8 +116,8 @@ extension KioskConfiguration {
         try validateStores(fail)
     }
 
-    /// The stores' side: each app's identities there, the server's trust and credentials when an app sells,
-    /// and the products (`[StoreProduct].validate`).
+    /// The stores' side: each app's identities there, and the server's trust and credentials when an app
+    /// sells (the products are the catalogue's, checked by `Catalogue.validate`).
     private func validateStores(_ fail: (String, String) -> ConfigurationError) throws {
         guard (1...1_000).contains(stores.anonymousDeviceLimit) else { throw fail("stores.anonymous_device_limit", "must be 1 to 1000") }
         guard (0...3_600).contains(stores.apple.clockSkewSeconds) else { throw fail("stores.apple.clock_skew_seconds", "must be 0 to 3600") }
@@ -149,11 +149,6 @@ extension KioskConfiguration {
         }
         if apps.contains(where: { $0.store?.google != nil }), stores.google.serviceAccountFile == nil {
             throw fail("stores.google.service_account_file", "must name the service account's key file when an app sells in Google Play")
-        }
-        do {
-            try storeProducts.validate(in: catalogue)
-        } catch {
-            throw fail(keyPath(of: error), error.rule)
         }
     }
 

@@ -330,6 +330,12 @@ package struct KioskConfiguration: Codable, Sendable, Equatable {
         /// A subscription's scope; nil: `period`.
         package var scope: SubscriptionScope?
 
+        package init(_ product: StoreProduct) {
+            id = product.id; appleID = product.storeIDs[.apple]; googleID = product.storeIDs[.google]; kind = product.kind
+            editions = product.editions; credits = product.credits
+            scope = product.kind == .subscription ? product.scope : nil
+        }
+
         package func product(appKey: String) -> StoreProduct {
             var storeIDs: [Storefront: String] = [:]
             if let appleID { storeIDs[.apple] = appleID }
@@ -440,7 +446,8 @@ extension KioskConfiguration {
             accounts: apiClients.map { Account(kind: .apiClient, username: $0.username, passwordHash: $0.passwordHash) }
                 + publishers.map { Account(kind: .publisher, username: $0.username, passwordHash: $0.passwordHash, scope: $0.scope) }
                 + operators.map { Account(kind: .operator, username: $0.username, passwordHash: $0.passwordHash, role: $0.role) },
-            webKiosks: apps.compactMap { app in app.webKiosk?.stored(appKey: app.key) })
+            webKiosks: apps.compactMap { app in app.webKiosk?.stored(appKey: app.key) },
+            products: storeProducts)
     }
 
     /// What each app sells in the stores, in domain terms.

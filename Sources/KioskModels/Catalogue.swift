@@ -89,11 +89,16 @@ public struct Catalogue: Sendable, Hashable {
     public var accounts: [Account]
     /// The apps' web kiosks, at most one an app; an app without one keeps Kiosk's own.
     public var webKiosks: [AppWebKiosk]
+    /// What the apps sell in the stores, each app's in its order.
+    public var products: [StoreProduct]
     public init(publications: [Publication], editions: [Edition], apps: [App], tariffLines: [TariffLine],
-                accounts: [Account] = [], webKiosks: [AppWebKiosk] = []) {
+                accounts: [Account] = [], webKiosks: [AppWebKiosk] = [], products: [StoreProduct] = []) {
         self.publications = publications; self.editions = editions; self.apps = apps; self.tariffLines = tariffLines
-        self.accounts = accounts; self.webKiosks = webKiosks
+        self.accounts = accounts; self.webKiosks = webKiosks; self.products = products
     }
+
+    /// The products `appKey` sells, in its order.
+    public func products(of appKey: String) -> [StoreProduct] { products.filter { $0.appKey == appKey } }
 
     /// The app's stored web kiosk, nil when it keeps Kiosk's own.
     public func webKiosk(of appKey: String) -> AppWebKiosk? { webKiosks.first { $0.appKey == appKey } }

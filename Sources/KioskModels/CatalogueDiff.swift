@@ -21,6 +21,8 @@ package struct CatalogueDiff: Sendable, Hashable {
         case saveWebKiosk(AppWebKiosk)
         /// Removes the app's web kiosk: it keeps Kiosk's own.
         case removeWebKiosk(appKey: String)
+        /// Replaces the products the app sells with `products` (in the configuration's order; none removes them all).
+        case setProducts(appKey: String, products: [StoreProduct])
         /// Removes an account that is no longer configured.
         case removeAccount(Account)
         /// Adds the account, or updates its password hash, role and scope.
@@ -66,6 +68,11 @@ package struct CatalogueDiff: Sendable, Hashable {
                 } else {
                     add(.removeWebKiosk(appKey: app.key), WebKioskChange.remove(appKey: app.key))
                 }
+            }
+            let products = wanted.products(of: app.key)
+            if stored.products(of: app.key) != products {
+                add(.setProducts(appKey: app.key, products: products), "set products of app \(app.key): "
+                    + (products.isEmpty ? "none" : products.map(\.summary).joined(separator: ", ")))
             }
         }
         let accounts = wanted.sortedAccounts

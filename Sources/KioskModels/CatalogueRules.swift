@@ -45,7 +45,7 @@ public struct CatalogueProblem: Error, Sendable, Equatable, CustomStringConverti
 
 extension Catalogue {
     /// The first rule the catalogue breaks, checked in the file's order: publications and their editions,
-    /// apps with their lines and web kiosks, then accounts.
+    /// apps with their lines, web kiosks and products, then accounts.
     public func validate() throws(CatalogueProblem) {
         var publicationIDs = Set<Int>()
         for (index, publication) in publications.enumerated() {
@@ -101,6 +101,11 @@ extension Catalogue {
             }
         }
         for kiosk in webKiosks { try kiosk.validate() }
+        for (index, product) in products.enumerated() where !appKeys.contains(product.appKey) {
+            throw CatalogueProblem(.product(appKey: product.appKey, index: index), field: "id",
+                                   subject: "product \(product.id)", rule: "app \(product.appKey) is not defined")
+        }
+        try products.validate(in: self)
         try validateAccounts(publicationIDs: publicationIDs, editionIDs: editionIDs)
     }
 

@@ -1,4 +1,5 @@
 import KioskModels
+import KioskStoreSupport
 import Logging
 import PostgresNIO
 
@@ -56,6 +57,15 @@ struct PostgresCatalogueSync {
                     """, logger: logger)
             case .removeWebKiosk(let appKey):
                 try await c.run("DELETE FROM app_web_kiosks WHERE app_key = \(appKey)", logger: logger)
+            case .setProducts(let appKey, let products):
+                try await c.run("DELETE FROM store_products WHERE app_key = \(appKey)", logger: logger)
+                for (position, product) in products.enumerated() {
+                    try await c.run("""
+                        INSERT INTO store_products (app_key, id, position, apple_id, google_id, kind, editions, credits, scope)
+                        VALUES (\(appKey), \(product.id), \(position), \(product.storeIDs[.apple]), \(product.storeIDs[.google]),
+                                \(product.kind.rawValue), \(product.storedEditions), \(product.credits), \(product.scope.rawValue))
+                        """, logger: logger)
+                }
             case .removeAccount(let account):
                 try await c.run("DELETE FROM accounts WHERE kind = \(account.kind.rawValue) AND username = \(account.username)",
                                 logger: logger)

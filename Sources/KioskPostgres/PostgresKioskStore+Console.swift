@@ -9,7 +9,7 @@ extension PostgresKioskStore {
     }
 
     /// The stored catalogue: publications and editions by id, apps by key, lines by app then order,
-    /// accounts by kind then username, web kiosks by app.
+    /// accounts by kind then username, web kiosks by app, products by app then position.
     static func catalogue(_ c: PostgresConnection, logger: Logger) async throws -> Catalogue {
         let publications = try await c.rows("SELECT id, name FROM publications ORDER BY id", (Int, String).self, logger: logger)
         let editions = try await c.rows("SELECT id, publication_id, name, created_on FROM editions ORDER BY id",
@@ -19,12 +19,20 @@ extension PostgresKioskStore {
                                      (String, Int, Int, String).self, logger: logger)
         let accounts = try await Self.accounts(c, logger: logger)
         let webKiosks = try await Self.webKiosks(c, appKey: nil, logger: logger)
+        let products = try await c.rows("""
+            SELECT app_key, id, apple_id, google_id, kind, editions, credits, scope FROM store_products
+            ORDER BY app_key COLLATE "C", position
+            """, (String, String, String?, String?, String, String, Int, String).self, logger: logger)
         return Catalogue(
             publications: publications.map { Publication(id: $0.0, name: $0.1) },
             editions: editions.map { Edition(id: $0.0, publicationID: $0.1, name: $0.2, storedCreatedOn: $0.3) },
             apps: apps.map { App(key: $0.0, name: $0.1, demoQuota: $0.2) },
             tariffLines: lines.map { TariffLine(appKey: $0.0, editionID: $0.1, order: $0.2, storedAccess: $0.3) },
-            accounts: accounts, webKiosks: webKiosks)
+            accounts: accounts, webKiosks: webKiosks,
+            products: products.map {
+                StoreProduct(appKey: $0.0, id: $0.1, appleID: $0.2, googleID: $0.3, storedKind: $0.4, storedEditions: $0.5,
+                             credits: $0.6, storedScope: $0.7)
+            })
     }
 
     /// The stored web kiosks by app key (`C` order, as SQLite's); only `appKey`'s when given.

@@ -4,7 +4,7 @@ import PostgresNIO
 extension PostgresKioskStore {
     /// The tables `db copy` moves, parents before children.
     static let copiedTables = [
-        "publications", "editions", "sections", "apps", "tariff_lines", "app_web_kiosks", "issues", "pages", "page_texts", "withdrawn_page_texts", "users", "subscriptions",
+        "publications", "editions", "sections", "apps", "tariff_lines", "app_web_kiosks", "store_products", "issues", "pages", "page_texts", "withdrawn_page_texts", "users", "subscriptions",
         "identities", "demo_counters", "demo_grants", "downloads", "download_counts", "sign_in_failures", "active_identities",
         "audit_log", "accounts", "bundle_builds",
     ]
@@ -55,7 +55,8 @@ extension PostgresKioskStore {
                     copied += rows.count
                     progress(table, copied)
                 }
-                if tableColumns.contains(where: { $0.name == "id" }) {
+                // An identity column's sequence continues after the copied ids (a product's text `id` has none).
+                if tableColumns.contains(where: { $0.name == "id" && ["integer", "bigint"].contains($0.type) }) {
                     try await c.run(PostgresQuery(unsafeSQL: """
                         SELECT setval(pg_get_serial_sequence('\(table)', 'id'), GREATEST(COALESCE(MAX(id), 0), 1), MAX(id) IS NOT NULL)
                         FROM \(table)

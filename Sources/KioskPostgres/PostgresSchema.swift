@@ -342,6 +342,26 @@ enum PostgresSchema {
             END $$
             """,
         ]),
+        // As in SQLite (`Schema.swift`, v14): what each app sells in the stores, in its order.
+        Migration(version: 14, name: "store products", statements: [
+            """
+            CREATE TABLE store_products (
+                app_key text NOT NULL REFERENCES apps ON DELETE CASCADE,
+                id text NOT NULL,
+                position integer NOT NULL,
+                apple_id text,
+                google_id text,
+                kind text NOT NULL CHECK (kind IN ('issue', 'credits', 'subscription')),
+                editions text NOT NULL DEFAULT '',
+                credits integer NOT NULL DEFAULT 0,
+                scope text NOT NULL DEFAULT 'period' CHECK (scope IN ('period', 'all')),
+                PRIMARY KEY (app_key, id))
+            """,
+            """
+            CREATE TRIGGER store_products_changes_catalogue AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON store_products
+            FOR EACH STATEMENT EXECUTE FUNCTION kiosk_catalogue_changed()
+            """,
+        ]),
     ]
 
     /// Applies the migrations this database lacks; returns their versions.

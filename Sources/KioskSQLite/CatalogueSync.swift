@@ -25,6 +25,9 @@ struct CatalogueSync {
                 try WebKioskRecord(kiosk).save(db)
             case .removeWebKiosk(let appKey):
                 try WebKioskRecord.deleteOne(db, key: appKey)
+            case .setProducts(let appKey, let products):
+                try StoreProductRecord.filter(StoreProductRecord.Columns.appKey == appKey).deleteAll(db)
+                for (position, product) in products.enumerated() { try StoreProductRecord(product, position: position).insert(db) }
             case .removeAccount(let account):
                 try db.execute(sql: "DELETE FROM accounts WHERE kind = ? AND username = ?",
                                arguments: [account.kind.rawValue, account.username])

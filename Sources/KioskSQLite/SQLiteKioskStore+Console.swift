@@ -8,7 +8,7 @@ extension SQLiteKioskStore {
     }
 
     /// The stored catalogue: publications and editions by id, apps by key, lines by app then order,
-    /// accounts by kind then username, web kiosks by app.
+    /// accounts by kind then username, web kiosks by app, products by app then position.
     static func catalogue(_ db: Database) throws -> Catalogue {
         Catalogue(
             publications: try PublicationRecord.order(PublicationRecord.Columns.id).fetchAll(db)
@@ -18,7 +18,9 @@ extension SQLiteKioskStore {
             tariffLines: try TariffLineRecord.order(TariffLineRecord.Columns.appKey, TariffLineRecord.Columns.sortOrder)
                 .fetchAll(db).map(\.line),
             accounts: try accounts(db),
-            webKiosks: try WebKioskRecord.order(WebKioskRecord.Columns.appKey).fetchAll(db).map { try $0.webKiosk() })
+            webKiosks: try WebKioskRecord.order(WebKioskRecord.Columns.appKey).fetchAll(db).map { try $0.webKiosk() },
+            products: try StoreProductRecord.order(StoreProductRecord.Columns.appKey, StoreProductRecord.Columns.position)
+                .fetchAll(db).map(\.product))
     }
 
     public func accounts() async throws -> [Account] {

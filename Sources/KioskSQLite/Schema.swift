@@ -312,6 +312,25 @@ public enum KioskSchema {
         migrator.registerMigration("v13: publisher scopes") { db in
             try db.execute(sql: "ALTER TABLE accounts ADD COLUMN scope TEXT CHECK (scope IS NULL OR kind = 'publisher')")
         }
+        // What each app sells in the stores, in its order (`position`); part of the catalogue. `editions`
+        // is a subscription's edition ids as `1,2,3` (empty: the app's subscriber lines).
+        migrator.registerMigration("v14: store products") { db in
+            try db.execute(sql: """
+                CREATE TABLE store_products (
+                    app_key TEXT NOT NULL REFERENCES apps ON DELETE CASCADE,
+                    id TEXT NOT NULL,
+                    position INTEGER NOT NULL,
+                    apple_id TEXT,
+                    google_id TEXT,
+                    kind TEXT NOT NULL CHECK (kind IN ('issue', 'credits', 'subscription')),
+                    editions TEXT NOT NULL DEFAULT '',
+                    credits INTEGER NOT NULL DEFAULT 0,
+                    scope TEXT NOT NULL DEFAULT 'period' CHECK (scope IN ('period', 'all')),
+                    PRIMARY KEY (app_key, id)
+                ) WITHOUT ROWID
+                """)
+            try Self.createCatalogueTriggers(on: "store_products", db)
+        }
         return migrator
     }
 

@@ -35,3 +35,20 @@ extension Account {
                   scope: scope.map { PublisherScope(stored: $0) ?? PublisherScope() })
     }
 }
+
+extension StoreProduct {
+    /// A product as stored: kind and scope by name, editions as `1,2,3`. An unknown kind reads as `issue`
+    /// and an unknown scope as `period` (each grants the least), an unreadable edition is left out.
+    package init(appKey: String, id: String, appleID: String?, googleID: String?, storedKind: String,
+                 storedEditions: String, credits: Int, storedScope: String) {
+        var storeIDs: [Storefront: String] = [:]
+        if let appleID { storeIDs[.apple] = appleID }
+        if let googleID { storeIDs[.google] = googleID }
+        self.init(appKey: appKey, id: id, storeIDs: storeIDs, kind: ProductKind(rawValue: storedKind) ?? .issue,
+                  editions: storedEditions.split(separator: ",").compactMap { Int($0) }, credits: credits,
+                  scope: SubscriptionScope(rawValue: storedScope) ?? .period)
+    }
+
+    /// `editions` as stored.
+    package var storedEditions: String { editions.map(String.init).joined(separator: ",") }
+}

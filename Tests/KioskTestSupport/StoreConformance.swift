@@ -13,7 +13,7 @@ public struct StoreConformance: Sendable {
         case catalogueSync, catalogueLookups, editionListings, issueListings, issueContents, publishing
         case users, subscriptions, identities, importedIdentities, activity, downloads
         case demoQuota, demoGrants, signInFailures, statistics, catalogueVersion, search
-        case console, accounts, editionIssues, restoring, webKiosks
+        case console, accounts, editionIssues, restoring, webKiosks, storeProducts
     }
 
     let makeStore: StoreFactory
@@ -46,6 +46,7 @@ public struct StoreConformance: Sendable {
         case .restoring: try await restoring()
         case .search: try await search()
         case .webKiosks: try await webKiosks()
+        case .storeProducts: try await storeProducts()
         }
     }
 

@@ -43,6 +43,20 @@ public struct StoreProduct: Sendable, Hashable {
         self.editions = editions; self.credits = credits; self.scope = scope
     }
 
+    /// How a sync's report and the audit log name it: `cat.quiosc.pack5 (credits 5)`.
+    public var summary: String {
+        var words = [kind.rawValue]
+        switch kind {
+        case .credits: words.append(String(credits))
+        case .subscription:
+            words.append(scope.rawValue)
+            if !editions.isEmpty { words.append("editions " + editions.map(String.init).joined(separator: " ")) }
+        case .issue: break
+        }
+        words += storeIDs.sorted { $0.key.rawValue < $1.key.rawValue }.map { "\($0.key.rawValue) \($0.value)" }
+        return "\(id) (\(words.joined(separator: " ")))"
+    }
+
     /// The id `store` knows this product by.
     public func storeID(in store: Storefront) -> String { storeIDs[store] ?? id }
 

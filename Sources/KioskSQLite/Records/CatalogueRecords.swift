@@ -178,3 +178,43 @@ struct WebKioskRecord: Hashable, FetchableRecord, PersistableRecord, ListedColum
                     defaultSection: defaultSection)
     }
 }
+
+struct StoreProductRecord: Hashable, FetchableRecord, PersistableRecord, ListedColumns {
+    static let databaseTableName = "store_products"
+    enum Columns: String, ColumnExpression, CaseIterable {
+        case appKey = "app_key", id, position, appleID = "apple_id", googleID = "google_id", kind, editions, credits, scope
+    }
+
+    var appKey: String
+    var id: String
+    var position: Int
+    var appleID: String?
+    var googleID: String?
+    var kind: String
+    var editions: String
+    var credits: Int
+    var scope: String
+
+    init(_ product: StoreProduct, position: Int) {
+        appKey = product.appKey; id = product.id; self.position = position
+        appleID = product.storeIDs[.apple]; googleID = product.storeIDs[.google]
+        kind = product.kind.rawValue; editions = product.storedEditions; credits = product.credits; scope = product.scope.rawValue
+    }
+
+    init(row: Row) {
+        appKey = row[Columns.appKey]; id = row[Columns.id]; position = row[Columns.position]
+        appleID = row[Columns.appleID]; googleID = row[Columns.googleID]; kind = row[Columns.kind]
+        editions = row[Columns.editions]; credits = row[Columns.credits]; scope = row[Columns.scope]
+    }
+
+    func encode(to container: inout PersistenceContainer) {
+        container[Columns.appKey] = appKey; container[Columns.id] = id; container[Columns.position] = position
+        container[Columns.appleID] = appleID; container[Columns.googleID] = googleID; container[Columns.kind] = kind
+        container[Columns.editions] = editions; container[Columns.credits] = credits; container[Columns.scope] = scope
+    }
+
+    var product: StoreProduct {
+        StoreProduct(appKey: appKey, id: id, appleID: appleID, googleID: googleID, storedKind: kind,
+                     storedEditions: editions, credits: credits, storedScope: scope)
+    }
+}
