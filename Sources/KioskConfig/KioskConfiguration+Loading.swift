@@ -15,6 +15,11 @@ extension KioskConfiguration {
     /// The repository's configuration, used when no `--config` is given.
     package static let defaultPath = "Config/kiosk.yaml"
 
+    /// The largest configuration file read.
+    package static let maxFileBytes = 4 << 20
+    /// The most YAML aliases a configuration file may use.
+    package static let maxAliases = 64
+
     /// Reads and validates a configuration file; every problem names the file and the key.
     package static func load(from path: String) throws -> KioskConfiguration {
         let text: String
@@ -22,6 +27,15 @@ extension KioskConfiguration {
             text = try String(contentsOfFile: path, encoding: .utf8)
         } catch {
             throw ConfigurationError(file: path, key: "", problem: "cannot be read (\(error.localizedDescription))")
+        }
+        // An alias expands to a copy of what it names wherever it stands, so a few kilobytes of nested
+        // aliases can stand for millions of nodes: few are allowed, and the file's size is bounded.
+        guard text.utf8.count <= maxFileBytes else {
+            throw ConfigurationError(file: path, key: "", problem: "is larger than \(maxFileBytes >> 20) MiB")
+        }
+        let aliases = text.matches(of: /(?:^|[\s,\[{:-])\*[^\s,\[\]{}]+/).count
+        guard aliases <= maxAliases else {
+            throw ConfigurationError(file: path, key: "", problem: "uses \(aliases) YAML aliases (*name); at most \(maxAliases) are allowed")
         }
         let file: Node
         do {
@@ -121,6 +135,11 @@ extension KioskConfiguration {
     private func validateStores(_ fail: (String, String) -> ConfigurationError) throws {
         guard (1...1_000).contains(stores.anonymousDeviceLimit) else { throw fail("stores.anonymous_device_limit", "must be 1 to 1000") }
         guard (0...3_600).contains(stores.apple.clockSkewSeconds) else { throw fail("stores.apple.clock_skew_seconds", "must be 0 to 3600") }
+        for (name, url) in [("api_base_url", stores.google.apiBaseURL), ("token_url", stores.google.tokenURL ?? "https://x"),
+                            ("signing_keys_url", stores.google.signingKeysURL), ("push_audience", stores.google.pushAudience ?? "https://x")]
+            where !(url.hasPrefix("https://") || url.hasPrefix("http://")) || url.unicodeScalars.contains(where: CatalogueName.breaksURL) {
+            throw fail("stores.google.\(name)", "must be an http(s) URL without spaces or control characters")
+        }
         for (a, app) in apps.enumerated() {
             let key = "apps[\(a)].store"
             if let apple = app.store?.apple {
@@ -130,7 +149,10 @@ extension KioskConfiguration {
                 for environment in apple.environments where !["Production", "Sandbox"].contains(environment) {
                     throw fail("\(key).apple.environments", "must list Production and/or Sandbox, got \"\(environment)\"")
                 }
-                if apple.acceptedEnvironments.contains("Production"), !(apple.appAppleID.map { $0 > 0 } ?? false) {
+                if let id = apple.appAppleID, id <= 0 {
+                    throw fail("\(key).apple.app_apple_id", "must be the app's Apple ID in App Store Connect, a positive number")
+                }
+                if apple.acceptedEnvironments.contains("Production"), apple.appAppleID == nil {
                     throw fail("\(key).apple.app_apple_id", "is required for Production: the app's Apple ID in App Store Connect")
                 }
             }

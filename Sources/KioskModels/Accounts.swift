@@ -77,12 +77,21 @@ public enum PasswordLimits {
     /// Longest password, in bytes of UTF-8: longer ones are refused as wrong (legacy schemes hash the
     /// whole password thousands of times, so its length must not set the cost).
     public static let maxBytes = 1024
+    /// Longest password a new hash is made of: bcrypt reads only the first 72 bytes, so a longer one would
+    /// be matched by any password sharing them.
+    public static let maxSettableBytes = 72
 
-    /// `KioskError.invalidArgument` naming `password` when it is too long to be set.
+    /// Why `password` cannot be hashed, or nil: over `maxSettableBytes`, or holding a NUL (bcrypt reads up to
+    /// the first NUL, so the rest would not count).
+    public static func settingProblem(_ password: String) -> String? {
+        if password.utf8.count > maxSettableBytes { return "longer than \(maxSettableBytes) bytes (bcrypt reads no more)" }
+        if password.utf8.contains(0) { return "holds a NUL character" }
+        return nil
+    }
+
+    /// `KioskError.invalidArgument` naming `password` when it cannot be set (`settingProblem`).
     public static func checkSettable(_ password: String) throws {
-        guard password.utf8.count <= maxBytes else {
-            throw KioskError.invalidArgument(parameter: "password", problem: "longer than \(maxBytes) bytes")
-        }
+        if let problem = settingProblem(password) { throw KioskError.invalidArgument(parameter: "password", problem: problem) }
     }
 }
 

@@ -50,7 +50,7 @@ extension Catalogue {
         var publicationIDs = Set<Int>()
         for (index, publication) in publications.enumerated() {
             let subject = "publication \(publication.id)"
-            guard publication.id > 0, publicationIDs.insert(publication.id).inserted else {
+            guard publication.id > 0, publication.id <= Int(Int32.max), publicationIDs.insert(publication.id).inserted else {
                 throw CatalogueProblem(.publication(index), field: "id", subject: subject,
                                        rule: "must be a positive id used once, got \(publication.id)")
             }
@@ -84,13 +84,17 @@ extension Catalogue {
             guard CatalogueName.isValid(app.name) else {
                 throw CatalogueProblem(.app(index), field: "name", subject: subject, rule: CatalogueName.rule)
             }
-            guard app.demoQuota >= 0 else {
-                throw CatalogueProblem(.app(index), field: "demo_quota", subject: subject, rule: "must be 0 or more")
+            guard (0...1_000_000).contains(app.demoQuota) else {
+                throw CatalogueProblem(.app(index), field: "demo_quota", subject: subject, rule: "must be 0 to 1000000")
             }
         }
         var lines = Set<[String]>()
         for (index, line) in tariffLines.enumerated() {
             let subject = "the line of edition \(line.editionID) in app \(line.appKey)"
+            guard (Int(Int32.min)...Int(Int32.max)).contains(line.order) else {
+                throw CatalogueProblem(.tariffLine(index), field: "order", subject: subject,
+                                       rule: "must be a whole number from \(Int32.min) to \(Int32.max)")
+            }
             guard editionIDs.contains(line.editionID) else {
                 throw CatalogueProblem(.tariffLine(index), field: "edition", subject: subject,
                                        rule: "edition \(line.editionID) is not defined under publications")
@@ -152,10 +156,17 @@ extension AppWebKiosk {
         if let baseURL, !(baseURL.hasPrefix("http://") || baseURL.hasPrefix("https://")) {
             throw problem("base_url", "must start with http:// or https://")
         }
+        if let baseURL, baseURL.unicodeScalars.contains(where: CatalogueName.breaksURL) {
+            throw problem("base_url", "must not contain spaces or control characters")
+        }
         var owner: [String: String] = [:]   // folded name -> section
         for section in sections {
             guard !section.name.trimmingCharacters(in: .whitespaces).isEmpty else {
                 throw problem("sections", "a section name must not be empty")
+            }
+            guard !section.path.unicodeScalars.contains(where: CatalogueName.breaksURL),
+                  !section.name.unicodeScalars.contains(where: CatalogueName.breaksLine) else {
+                throw problem("sections.\(section.name)", "must not contain control characters, and its path no spaces")
             }
             guard owner.updateValue(section.name, forKey: section.name.lowercased()) == nil else {
                 throw problem("sections.\(section.name)", "is listed twice (names match whatever their case)")
@@ -180,8 +191,18 @@ extension AppWebKiosk {
 /// What readers see as a title, an edition's or an app's name: some text, on one line, not too long.
 public enum CatalogueName {
     public static func isValid(_ name: String) -> Bool {
-        !name.trimmingCharacters(in: .whitespaces).isEmpty && name.count <= 200
-            && !name.unicodeScalars.contains { $0.properties.generalCategory == .control }
+        !name.trimmingCharacters(in: .whitespaces).isEmpty && name.count <= 200 && !name.unicodeScalars.contains(where: breaksLine)
+    }
+
+    /// A character that breaks a line or hides how it reads: control characters, line and paragraph
+    /// separators, bidirectional overrides and other format characters.
+    public static func breaksLine(_ scalar: Unicode.Scalar) -> Bool {
+        [.control, .lineSeparator, .paragraphSeparator, .format].contains(scalar.properties.generalCategory)
+    }
+
+    /// A character a URL or path never holds as such: those that break a line, and white space.
+    public static func breaksURL(_ scalar: Unicode.Scalar) -> Bool {
+        breaksLine(scalar) || scalar.properties.isWhitespace
     }
 
     public static let rule = "must be 1 to 200 characters on one line"

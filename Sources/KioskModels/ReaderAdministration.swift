@@ -6,8 +6,9 @@ public enum PasswordRule {
 
     /// Why `password` cannot be set, in words an operator can act on, or nil when it can.
     public static func problem(with password: String) -> String? {
-        guard password.count >= minimumCharacters, password.utf8.count <= PasswordLimits.maxBytes else {
-            return "password: must have at least \(minimumCharacters) characters and at most \(PasswordLimits.maxBytes) bytes"
+        guard password.count >= minimumCharacters, PasswordLimits.settingProblem(password) == nil else {
+            return "password: must have at least \(minimumCharacters) characters, at most \(PasswordLimits.maxSettableBytes) bytes "
+                + "and no NUL character"
         }
         return nil
     }

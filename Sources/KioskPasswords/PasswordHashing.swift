@@ -46,10 +46,11 @@ package struct PasswordHashing: PasswordHasher {
     }
 
     /// The check itself, on the calling thread. No account, a legacy hash (MD5 is fast) or a password over
-    /// `PasswordLimits.maxBytes` costs the same bcrypt work as an account's check, so the time taken tells
-    /// none of them apart from a bcrypt account.
+    /// `PasswordLimits.maxBytes` (or holding a NUL) costs the same bcrypt work as an account's check, so the
+    /// time taken tells none of them apart from a bcrypt account.
     package static func check(_ password: String, against stored: StoredPasswordHash?) -> Bool {
-        guard password.utf8.count <= PasswordLimits.maxBytes else {
+        // A NUL ends the password for bcrypt: one holding it would match on what comes before it alone.
+        guard password.utf8.count <= PasswordLimits.maxBytes, !password.utf8.contains(0) else {
             _ = Bcrypt.verify("", hash: equalizingHash)
             return false
         }

@@ -69,7 +69,10 @@ struct CatalogueVersionWatch: Sendable, Equatable {
 /// version is unknown and every call reads it: never stale, only slower; the log and the observer say so,
 /// and listening resumes with backoff. A check every `checkInterval` on the listening connection finds a
 /// connection that went silent.
-final class CatalogueVersionListener: Service, Sendable {
+final class CatalogueVersionListener: Service, Sendable, CustomStringConvertible {
+    /// What the service group logs: the name alone.
+    var description: String { "CatalogueVersionListener" }
+
     static let channel = "kiosk_catalogue"
     /// Tagged, so that an operator (and a test) finds the listening connection in `pg_stat_activity`.
     static let versionQuery: PostgresQuery = "SELECT version FROM catalogue_version WHERE id = 1 /* kiosk catalogue listener */"

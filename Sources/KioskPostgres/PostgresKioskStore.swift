@@ -62,9 +62,11 @@ public final class PostgresKioskStore: KioskDatabase {
     public var services: [any Service] { [Pool(client: client, started: poolStarted), listener] }
 
     /// The pool as a service that says when it started: leasing a connection before then works but warns.
-    private struct Pool: Service {
+    private struct Pool: Service, CustomStringConvertible {
         let client: PostgresClient
         let started: OneTimeSignal
+        /// What the service group logs: the name alone, never the client's configuration (its password).
+        var description: String { "PostgreSQL pool" }
         func run() async {
             started.signal()
             await client.run()

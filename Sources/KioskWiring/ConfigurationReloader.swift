@@ -5,7 +5,10 @@ import UnixSignals
 import KioskHTTP
 
 /// Re-reads the configuration on SIGHUP and swaps it in; a bad file is reported and the old one kept.
-struct ConfigurationReloader: Service {
+struct ConfigurationReloader: Service, CustomStringConvertible {
+    /// What the service group logs: the name alone, never the factory's secrets.
+    var description: String { "ConfigurationReloader" }
+
     let source: ConfigurationSource
     let host: String
     let factory: RuntimeFactory

@@ -80,3 +80,10 @@ struct Secrets: Sendable {
         return Secrets(master: secret, source: path + " (development, new)", linkSecretOverride: linkSecret)
     }
 }
+
+/// Never printed, dumped or reflected: a log line or a debugger shows where the secret came from, not it.
+extension Secrets: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    var description: String { "Secrets(from \(source), redacted)" }
+    var debugDescription: String { description }
+    var customMirror: Mirror { Mirror(self, children: [], displayStyle: .struct) }
+}

@@ -96,9 +96,11 @@ public struct ServeComposition: Sendable {
     }
 
     /// The server's own service in the group: its start-up, then the application until shut down.
-    private struct Serving: Service {
+    private struct Serving: Service, CustomStringConvertible {
         let body: @Sendable () async throws -> Void
         func run() async throws { try await body() }
+        /// What the service group logs: the name alone, never what the closure holds.
+        var description: String { "Serving" }
     }
 
     /// Prints the one-time link that creates the first operator (`FirstOperatorSetup`).
@@ -123,7 +125,7 @@ public struct ServeComposition: Sendable {
         logger.notice("Kiosk listening", metadata: [
             "rpc": .string("http\(server.tls == nil ? "" : "s")://\(server.host):\(port)\(server.rpcPaths[0])"),
             "rpc_paths": .string(server.rpcPaths.joined(separator: " ")),
-            "database": .string(server.database),
+            "database": .string((try? DatabaseLocation(server.database).description) ?? "(unreadable)"),
             "editions": .string(server.editions),
             "secret": .string(secrets.source),
         ])

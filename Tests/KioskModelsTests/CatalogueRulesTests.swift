@@ -33,7 +33,7 @@ import Testing
              "Publication 1, id: must be a positive id used once, got 1"),
             ({ $0.editions[1].name = " " }, .edition(1), "Edition 2, name: must be 1 to 200 characters on one line"),
             ({ $0.editions[0].publicationID = 9 }, .edition(0), "Edition 1, publication: publication 9 is not defined"),
-            ({ $0.apps[0].demoQuota = -1 }, .app(0), "App quiosc, demo quota: must be 0 or more"),
+            ({ $0.apps[0].demoQuota = -1 }, .app(0), "App quiosc, demo quota: must be 0 to 1000000"),
             ({ $0.tariffLines.append(TariffLine(appKey: "quiosc", editionID: 1, order: 2, access: .free)) }, .tariffLine(1),
              "The line of edition 1 in app quiosc, edition: edition 1 has two lines in app quiosc"),
             ({ $0.tariffLines[0].editionID = 7 }, .tariffLine(0),

@@ -133,6 +133,22 @@ import Testing
         }
     }
 
+    /// A few kilobytes of nested aliases would stand for millions of nodes: refused before YAML expands them.
+    @Test func aliasBombsAndControlCharactersAreRefused() {
+        let lines = "lines: &L [ &l {edition: 1, order: 1, access: free}" + String(repeating: ", *l", count: 100) + " ]"
+        let apps = (0..<100).map { "  - {key: k\($0), name: n, lines: *L}" }.joined(separator: "\n")
+        let bomb = "publications: [{ id: 1, name: P, editions: [{ id: 1, name: E, created: 2010-01-01 }] }]\napps:\n  - {key: a, name: A, \(lines)}\n\(apps)\n"
+        let started = ContinuousClock.now
+        #expect(refusal(bomb)?.contains("YAML aliases (*name); at most 64") == true)
+        #expect(started.duration(to: .now) < .seconds(2), "refused before the aliases expand")
+        #expect(refusal("""
+            publications: [{ id: 1, name: P }]
+            apps: [{ key: a, name: A, web_kiosk: { base_url: "https://a.example/\\r\\nX: y" } }]
+            """)?.contains("apps[0].web_kiosk.base_url: must not contain spaces or control characters") == true)
+        #expect(refusal("publications: [{ id: 1, name: \"El\\u2028Punt\" }]")?.contains("publications[0].name") == true)
+        #expect(refusal("publications: [{ id: 9223372036854775807, name: P }]")?.contains("publications[0].id") == true)
+    }
+
     @Test func pdfKeysAreReadAndChecked() throws {
         let configuration = try load("pdf: { small_image: 200x300, large_image: 1000X1500, cpu_seconds: 5, memory_bytes: 268435456 }")
         #expect(KioskConfiguration.PDF.pixels(configuration.pdf.smallImage)! == (200, 300))

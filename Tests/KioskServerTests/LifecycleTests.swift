@@ -175,7 +175,7 @@ import Testing
         let log = server.log
         #expect(log.contains("changes=\"update app presencia (demo quota 2); "), "logfmt quotes a value with spaces: \(log)")
         #expect(log.components(separatedBy: "configuration reload failed; keeping the previous one").count - 1 == 2, "\(log)")
-        #expect(log.contains("apps[1].demo_quota: must be 0 or more"), "\(log)")
+        #expect(log.contains("apps[1].demo_quota: must be 0 to 1000000"), "\(log)")
         server.signal(SIGTERM)
         #expect(try await server.waitForExit() == 0)
     }

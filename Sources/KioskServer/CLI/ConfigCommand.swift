@@ -69,9 +69,7 @@ struct HashPasswordCommand: AsyncParsableCommand {
     var cost: UInt8 = PasswordHashing.defaultCost
 
     func run() async throws {
-        guard let password = readLine(strippingNewline: true), !password.isEmpty else {
-            throw ValidationError("no password on standard input")
-        }
+        let password = try UserCommand.passwordLine()
         guard (4...31).contains(cost) else { throw ValidationError("--cost must be 4-31") }
         printOutput(try await PasswordHashing().hash(password, cost: cost))
     }

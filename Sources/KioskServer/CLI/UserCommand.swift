@@ -15,10 +15,23 @@ struct UserCommand: AsyncParsableCommand {
     /// The password on standard input (one line), for `--password-stdin`.
     static func passwordFromStandardInput(_ given: Bool) throws -> String {
         guard given else { throw ValidationError("pass --password-stdin and the password on standard input") }
-        guard let password = readLine(strippingNewline: true), !password.isEmpty else {
-            throw ValidationError("no password on standard input")
+        return try passwordLine()
+    }
+
+    /// One line of standard input, read a byte at a time up to `PasswordLimits.maxBytes` (never the whole
+    /// of an endless input such as /dev/zero): the password, without its newline.
+    static func passwordLine() throws -> String {
+        var bytes: [UInt8] = []
+        var byte: UInt8 = 0
+        while read(0, &byte, 1) == 1, byte != UInt8(ascii: "\n") {
+            bytes.append(byte)
+            if bytes.count > PasswordLimits.maxBytes {
+                throw ValidationError("the password on standard input is longer than \(PasswordLimits.maxBytes) bytes")
+            }
         }
-        return password
+        if bytes.last == UInt8(ascii: "\r") { bytes.removeLast() }
+        guard !bytes.isEmpty else { throw ValidationError("no password on standard input") }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// The readers' administration on the configuration's database, as the console does it.
