@@ -16,16 +16,25 @@
   (counts and recorded calls), {"op": "mint", "claims", "key", "kid", "alg"} (an OIDC token signed as asked),
   {"op": "publish", "kid"} (publish another test key in the JWKS).
 
-On start it writes DIR/service_account.json and DIR/wrong_service_account.json (same email and key id,
-another private key), then prints its port on stdout. It exits when stdin closes or on SIGTERM; exit status 1
-if any request raised (the traceback goes to stderr and into the state's "errors").
+HTTPS only, as Google serves: on start it makes a test certificate authority (DIR/ca.pem), a server certificate
+for 127.0.0.1 (an IP subjectAltName, serverAuth) signed by it, and another authority that signed nothing
+(DIR/other_ca.pem, for clients that must fail), and serves with Python's ssl module, TLS 1.2 or newer. Each
+connection's handshake runs in its own thread; a failed one (the client distrusts the certificate, speaks plain
+HTTP or an old TLS) is recorded in the state's "tlsFailures", the versions of the good ones in "tlsVersions".
+
+It writes DIR/service_account.json and DIR/wrong_service_account.json (same email and key id, another private
+key; token_uri is this stand-in's https URL), then prints its port on stdout. It exits when stdin closes or on
+SIGTERM; exit status 1 if any request raised (the traceback goes to stderr and into the state's "errors").
 """
 import argparse
 import base64
+import datetime
+import ipaddress
 import json
 import os
 import secrets
 import signal
+import ssl
 import sys
 import threading
 import time
@@ -34,8 +43,10 @@ import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import jwt
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import rsa
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec, rsa
+from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 SCOPE = "https://www.googleapis.com/auth/androidpublisher"
 JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"
@@ -57,6 +68,90 @@ def pkcs8(key):
     ).decode()
 
 
+def certificate(subject, key, issuer, issuer_key, *, ca, san=None):
+    """A certificate valid from an hour ago for a day: a CA (keyCertSign, path length 0) or a TLS server."""
+    now = datetime.datetime.now(datetime.timezone.utc)
+    builder = (
+        x509.CertificateBuilder()
+        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, subject)]))
+        .issuer_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, issuer)]))
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(hours=1))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(x509.BasicConstraints(ca=ca, path_length=0 if ca else None), critical=True)
+        .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
+        .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(issuer_key.public_key()), critical=False)
+    )
+    if ca:
+        builder = builder.add_extension(x509.KeyUsage(
+            digital_signature=False, content_commitment=False, key_encipherment=False, data_encipherment=False,
+            key_agreement=False, key_cert_sign=True, crl_sign=True, encipher_only=False, decipher_only=False),
+            critical=True)
+    else:
+        builder = (
+            builder.add_extension(x509.KeyUsage(
+                digital_signature=True, content_commitment=False, key_encipherment=False, data_encipherment=False,
+                key_agreement=False, key_cert_sign=False, crl_sign=False, encipher_only=False, decipher_only=False),
+                critical=True)
+            .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
+            .add_extension(x509.SubjectAlternativeName(san), critical=False)
+        )
+    return builder.sign(issuer_key, hashes.SHA256())
+
+
+def write_pem(path, data):
+    with open(path, "wb") as f:
+        f.write(data)
+
+
+def make_tls_context(directory):
+    """Writes DIR/ca.pem, DIR/other_ca.pem and the server's certificate and key; the server's TLS context."""
+    ca_key = ec.generate_private_key(ec.SECP256R1())
+    ca = certificate("Kiosk Test CA", ca_key, "Kiosk Test CA", ca_key, ca=True)
+    other_key = ec.generate_private_key(ec.SECP256R1())
+    other = certificate("Kiosk Other Test CA", other_key, "Kiosk Other Test CA", other_key, ca=True)
+    server_key = ec.generate_private_key(ec.SECP256R1())
+    server = certificate("127.0.0.1", server_key, "Kiosk Test CA", ca_key, ca=False,
+                         san=[x509.IPAddress(ipaddress.ip_address("127.0.0.1"))])
+    write_pem(os.path.join(directory, "ca.pem"), ca.public_bytes(serialization.Encoding.PEM))
+    write_pem(os.path.join(directory, "other_ca.pem"), other.public_bytes(serialization.Encoding.PEM))
+    chain = os.path.join(directory, "server.pem")
+    key = os.path.join(directory, "server-key.pem")
+    write_pem(chain, server.public_bytes(serialization.Encoding.PEM))
+    write_pem(key, server_key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()))
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.minimum_version = ssl.TLSVersion.TLSv1_2
+    context.load_cert_chain(chain, key)
+    return context
+
+
+class TLSServer(ThreadingHTTPServer):
+    """ThreadingHTTPServer over TLS: the handshake runs in the connection's own thread, not in accept."""
+    daemon_threads = True
+
+    def __init__(self, address, handler, context, state):
+        super().__init__(address, handler)
+        self.context = context
+        self.state = state
+
+    def finish_request(self, request, client_address):
+        try:
+            connection = self.context.wrap_socket(request, server_side=True)
+        except OSError as error:
+            # The peer refused us or we refused it: an outcome the tests look at, not a stand-in failure.
+            with self.state.lock:
+                self.state.tls_failures.append(f"{type(error).__name__}: {error}")
+            return
+        with self.state.lock:
+            self.state.tls_versions.append(connection.version())
+        try:
+            super().finish_request(connection, client_address)
+        finally:
+            self.shutdown_request(connection)
+
+
 class State:
     def __init__(self, args):
         self.lock = threading.Lock()
@@ -76,6 +171,8 @@ class State:
         self.acknowledged = []
         self.consumed = []
         self.errors = []
+        self.tls_versions = []
+        self.tls_failures = []
         path = os.path.join(args.dir, "purchases.json")
         seeded = {}
         if os.path.exists(path):
@@ -87,7 +184,7 @@ class State:
         self.port = None
 
     def token_url(self):
-        return f"http://127.0.0.1:{self.port}/token"
+        return f"https://127.0.0.1:{self.port}/token"
 
     def write_accounts(self):
         for name, key in (("service_account.json", self.account_key), ("wrong_service_account.json", self.wrong_key)):
@@ -150,6 +247,8 @@ class State:
             "acknowledged": self.acknowledged,
             "consumed": self.consumed,
             "errors": self.errors,
+            "tlsVersions": self.tls_versions,
+            "tlsFailures": self.tls_failures,
         }
 
 
@@ -342,8 +441,7 @@ def main():
 
     state = State(args)
     Handler.state = state
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
+    server = TLSServer(("127.0.0.1", 0), Handler, make_tls_context(args.dir), state)
     state.port = server.server_address[1]
     state.write_accounts()
 

@@ -20,109 +20,111 @@ struct GooglePubSubPushVerifierTests {
 
     static func verifier(_ standIn: GoogleStandIn, clock: TestClock) -> PubSubPushVerifier {
         PubSubPushVerifier(
-            audience: audience, serviceAccountEmail: pusher, keysURL: standIn.keysURL, timeout: .seconds(5),
+            audience: audience, serviceAccountEmail: pusher, keysURL: standIn.keysURL, httpClient: standIn.httpClient,
+            timeout: .seconds(5),
             clock: clock.function)
     }
 
     @Test("a token Pub/Sub would send is accepted, with either issuer spelling; keys are fetched once")
     func validAccepted() async throws {
-        let standIn = try await GoogleStandIn()
-        let clock = TestClock()
-        let verifier = Self.verifier(standIn, clock: clock)
+        try await GoogleStandIn.run { standIn in
+            let clock = TestClock()
+            let verifier = Self.verifier(standIn, clock: clock)
 
-        let token = try await standIn.mint(Self.claims(at: clock.now))
-        let identity = try await verifier.verify(authorization: "Bearer " + token)
-        #expect(identity.email == Self.pusher)
-        #expect(identity.subject == "1234567890")
-        let bare = try await standIn.mint(Self.claims(at: clock.now, ["iss": "accounts.google.com", "aud": [Self.audience]]))
-        _ = try await verifier.verify(authorization: "bearer " + bare)
-        clock.advance(by: 30)
-        _ = try await verifier.verify(authorization: "Bearer " + token)
-        #expect(try await standIn.state().jwksRequests == 1)
-        try await standIn.stop()
+            let token = try await standIn.mint(Self.claims(at: clock.now))
+            let identity = try await verifier.verify(authorization: "Bearer " + token)
+            #expect(identity.email == Self.pusher)
+            #expect(identity.subject == "1234567890")
+            let bare = try await standIn.mint(Self.claims(at: clock.now, ["iss": "accounts.google.com", "aud": [Self.audience]]))
+            _ = try await verifier.verify(authorization: "bearer " + bare)
+            clock.advance(by: 30)
+            _ = try await verifier.verify(authorization: "Bearer " + token)
+            #expect(try await standIn.state().jwksRequests == 1)
+        }
     }
 
     @Test("tokens that are not our subscription's are refused, each with its reason")
     func refusals() async throws {
-        let standIn = try await GoogleStandIn()
-        let clock = TestClock()
-        let verifier = Self.verifier(standIn, clock: clock)
-        let now = clock.now
-        let base = Self.claims(at: now)
-        _ = try await verifier.verify(authorization: "Bearer " + (try await standIn.mint(base)))
+        try await GoogleStandIn.run { standIn in
+            let clock = TestClock()
+            let verifier = Self.verifier(standIn, clock: clock)
+            let now = clock.now
+            let base = Self.claims(at: now)
+            _ = try await verifier.verify(authorization: "Bearer " + (try await standIn.mint(base)))
 
-        let cases: [(String, String?, PurchaseVerificationError.Reason)] = [
-            ("wrong audience", "Bearer " + (try await standIn.mint(Self.claims(at: now, ["aud": "https://elsewhere.example/"]))), .wrongApp),
-            ("wrong email", "Bearer " + (try await standIn.mint(Self.claims(at: now, ["email": "someone@example.com"]))), .wrongApp),
-            ("email not verified", "Bearer " + (try await standIn.mint(Self.claims(at: now, ["email_verified": false]))), .wrongApp),
-            ("no email_verified", "Bearer " + (try await standIn.mint(Self.claims(at: now, removing: ["email_verified"]))), .wrongApp),
-            ("wrong issuer", "Bearer " + (try await standIn.mint(Self.claims(at: now, ["iss": "https://evil.example.com"]))), .wrongApp),
-            ("expired", "Bearer " + (try await standIn.mint(Self.claims(at: now.addingTimeInterval(-7200)))), .time),
-            ("issued in the future", "Bearer " + (try await standIn.mint(Self.claims(at: now.addingTimeInterval(600)))), .time),
-            ("no exp", "Bearer " + (try await standIn.mint(Self.claims(at: now, removing: ["exp"]))), .malformed),
-            ("signed by another key under a published kid", "Bearer " + (try await standIn.mint(base, key: "oidc-other", kid: "oidc-a")), .signature),
-            ("HS256", "Bearer " + (try await standIn.mint(base, alg: "HS256")), .algorithm),
-            ("alg none", "Bearer " + (try await standIn.mint(base, alg: "none")), .algorithm),
-            ("no header", nil, .malformed),
-            ("not Bearer", "Basic dXNlcjpwYXNz", .malformed),
-            ("garbage", "Bearer not-a-token", .malformed),
-            ("too long", "Bearer " + String(repeating: "a", count: 10_000), .malformed),
-        ]
-        for (name, header, reason) in cases {
-            let error = await #expect(throws: PurchaseVerificationError.self, "\(name)") {
-                _ = try await verifier.verify(authorization: header)
+            let cases: [(String, String?, PurchaseVerificationError.Reason)] = [
+                ("wrong audience", "Bearer " + (try await standIn.mint(Self.claims(at: now, ["aud": "https://elsewhere.example/"]))), .wrongApp),
+                ("wrong email", "Bearer " + (try await standIn.mint(Self.claims(at: now, ["email": "someone@example.com"]))), .wrongApp),
+                ("email not verified", "Bearer " + (try await standIn.mint(Self.claims(at: now, ["email_verified": false]))), .wrongApp),
+                ("no email_verified", "Bearer " + (try await standIn.mint(Self.claims(at: now, removing: ["email_verified"]))), .wrongApp),
+                ("wrong issuer", "Bearer " + (try await standIn.mint(Self.claims(at: now, ["iss": "https://evil.example.com"]))), .wrongApp),
+                ("expired", "Bearer " + (try await standIn.mint(Self.claims(at: now.addingTimeInterval(-7200)))), .time),
+                ("issued in the future", "Bearer " + (try await standIn.mint(Self.claims(at: now.addingTimeInterval(600)))), .time),
+                ("no exp", "Bearer " + (try await standIn.mint(Self.claims(at: now, removing: ["exp"]))), .malformed),
+                ("signed by another key under a published kid", "Bearer " + (try await standIn.mint(base, key: "oidc-other", kid: "oidc-a")), .signature),
+                ("HS256", "Bearer " + (try await standIn.mint(base, alg: "HS256")), .algorithm),
+                ("alg none", "Bearer " + (try await standIn.mint(base, alg: "none")), .algorithm),
+                ("no header", nil, .malformed),
+                ("not Bearer", "Basic dXNlcjpwYXNz", .malformed),
+                ("garbage", "Bearer not-a-token", .malformed),
+                ("too long", "Bearer " + String(repeating: "a", count: 10_000), .malformed),
+            ]
+            for (name, header, reason) in cases {
+                let error = await #expect(throws: PurchaseVerificationError.self, "\(name)") {
+                    _ = try await verifier.verify(authorization: header)
+                }
+                #expect(error?.reason == reason, "\(name): \(error?.message ?? "")")
             }
-            #expect(error?.reason == reason, "\(name): \(error?.message ?? "")")
+            // The tampered payload of a valid token fails its signature.
+            let valid = try await standIn.mint(base)
+            let parts = valid.split(separator: ".")
+            let forged = try await standIn.mint(Self.claims(at: now, ["email": "attacker@example.com"]))
+            let spliced = "\(parts[0]).\(forged.split(separator: ".")[1]).\(parts[2])"
+            let error = await #expect(throws: PurchaseVerificationError.self) { _ = try await verifier.verify(authorization: "Bearer " + spliced) }
+            #expect(error?.reason == .signature)
+            #expect(try await standIn.state().jwksRequests == 1)
         }
-        // The tampered payload of a valid token fails its signature.
-        let valid = try await standIn.mint(base)
-        let parts = valid.split(separator: ".")
-        let forged = try await standIn.mint(Self.claims(at: now, ["email": "attacker@example.com"]))
-        let spliced = "\(parts[0]).\(forged.split(separator: ".")[1]).\(parts[2])"
-        let error = await #expect(throws: PurchaseVerificationError.self) { _ = try await verifier.verify(authorization: "Bearer " + spliced) }
-        #expect(error?.reason == .signature)
-        #expect(try await standIn.state().jwksRequests == 1)
-        try await standIn.stop()
     }
 
     @Test("an unknown kid makes one refresh, then is refused; more unknown kids within the interval fetch nothing")
     func unknownKid() async throws {
-        let standIn = try await GoogleStandIn()
-        let clock = TestClock()
-        let verifier = Self.verifier(standIn, clock: clock)
-        _ = try await verifier.verify(authorization: "Bearer " + (try await standIn.mint(Self.claims(at: clock.now))))
-        #expect(try await standIn.state().jwksRequests == 1)
+        try await GoogleStandIn.run { standIn in
+            let clock = TestClock()
+            let verifier = Self.verifier(standIn, clock: clock)
+            _ = try await verifier.verify(authorization: "Bearer " + (try await standIn.mint(Self.claims(at: clock.now))))
+            #expect(try await standIn.state().jwksRequests == 1)
 
-        clock.advance(by: 61)
-        let unpublished = try await standIn.mint(Self.claims(at: clock.now), key: "oidc-b")
-        let first = await #expect(throws: PurchaseVerificationError.self) { _ = try await verifier.verify(authorization: "Bearer " + unpublished) }
-        #expect(first?.reason == .signature)
-        #expect(try await standIn.state().jwksRequests == 2)
+            clock.advance(by: 61)
+            let unpublished = try await standIn.mint(Self.claims(at: clock.now), key: "oidc-b")
+            let first = await #expect(throws: PurchaseVerificationError.self) { _ = try await verifier.verify(authorization: "Bearer " + unpublished) }
+            #expect(first?.reason == .signature)
+            #expect(try await standIn.state().jwksRequests == 2)
 
-        for kid in ["made-up-1", "made-up-2", "made-up-3"] {
-            let token = try await standIn.mint(Self.claims(at: clock.now), key: "oidc-b", kid: kid)
-            let error = await #expect(throws: PurchaseVerificationError.self) { _ = try await verifier.verify(authorization: "Bearer " + token) }
-            #expect(error?.reason == .signature)
+            for kid in ["made-up-1", "made-up-2", "made-up-3"] {
+                let token = try await standIn.mint(Self.claims(at: clock.now), key: "oidc-b", kid: kid)
+                let error = await #expect(throws: PurchaseVerificationError.self) { _ = try await verifier.verify(authorization: "Bearer " + token) }
+                #expect(error?.reason == .signature)
+            }
+            #expect(try await standIn.state().jwksRequests == 2)
+
+            // Google rotates in a new key: after the interval the next token naming it fetches the keys again.
+            try await standIn.publish(kid: "oidc-b")
+            await #expect(throws: PurchaseVerificationError.self) { _ = try await verifier.verify(authorization: "Bearer " + unpublished) }
+            clock.advance(by: 61)
+            let rotated = try await standIn.mint(Self.claims(at: clock.now), key: "oidc-b")
+            #expect(try await verifier.verify(authorization: "Bearer " + rotated).email == Self.pusher)
+            #expect(try await standIn.state().jwksRequests == 3)
         }
-        #expect(try await standIn.state().jwksRequests == 2)
-
-        // Google rotates in a new key: after the interval the next token naming it fetches the keys again.
-        try await standIn.publish(kid: "oidc-b")
-        await #expect(throws: PurchaseVerificationError.self) { _ = try await verifier.verify(authorization: "Bearer " + unpublished) }
-        clock.advance(by: 61)
-        let rotated = try await standIn.mint(Self.claims(at: clock.now), key: "oidc-b")
-        #expect(try await verifier.verify(authorization: "Bearer " + rotated).email == Self.pusher)
-        #expect(try await standIn.state().jwksRequests == 3)
-        try await standIn.stop()
     }
 
     @Test("keys that cannot be fetched are 'unavailable', not a refusal")
     func keysUnreachable() async throws {
-        let standIn = try await GoogleStandIn()
-        let token = try await standIn.mint(Self.claims(at: Date()))
-        try await standIn.stop()
-        let verifier = Self.verifier(standIn, clock: TestClock())
-        await #expect(throws: GooglePlayUnavailable.self) { _ = try await verifier.verify(authorization: "Bearer " + token) }
+        try await GoogleStandIn.run { standIn in
+            let token = try await standIn.mint(Self.claims(at: Date()))
+            try await standIn.stop()
+            let verifier = Self.verifier(standIn, clock: TestClock())
+            await #expect(throws: GooglePlayUnavailable.self) { _ = try await verifier.verify(authorization: "Bearer " + token) }
+        }
     }
 }
 

@@ -1,26 +1,92 @@
+import AsyncHTTPClient
 import Foundation
 import KioskPurchases
+import NIOPosix
+import NIOSSL
 
 /// `Tests/Clients/google_standin.py` run for one test: Google's token endpoint, the Play Developer API and
-/// the OIDC keys over loopback, with the purchases the test seeds. Commands go to its stdin as JSON lines and
-/// are answered on its stdout; `stop()` closes stdin and expects a clean exit.
+/// the OIDC keys over HTTPS on loopback, with the purchases the test seeds. The stand-in makes a test
+/// certificate authority and a certificate for 127.0.0.1 signed by it; `httpClient` trusts exactly that
+/// authority, and every Google type under test must be given it (the default `.shared` client trusts the
+/// system's roots and cannot reach the stand-in). Commands go to its stdin as JSON lines and are answered on
+/// its stdout. Use it through `run`, which stops it and shuts the client down however the test ends.
 final class GoogleStandIn: @unchecked Sendable {
     let directory: URL
     let port: Int
+    /// Trusts only the stand-in's test authority (`caFile`); shut down by `run`.
+    let httpClient: HTTPClient
     private let process: Process
     private let input: FileHandle
     private let output: LineReader
 
-    var baseURL: String { "http://127.0.0.1:\(port)" }
+    var baseURL: String { "https://127.0.0.1:\(port)" }
     var keysURL: String { baseURL + "/oauth2/v3/certs" }
     var serviceAccountFile: URL { directory.appendingPathComponent("service_account.json") }
     var wrongServiceAccountFile: URL { directory.appendingPathComponent("wrong_service_account.json") }
+    /// The test authority that signed the stand-in's certificate.
+    var caFile: URL { directory.appendingPathComponent("ca.pem") }
+    /// Another test authority, which signed nothing the stand-in serves.
+    var otherCAFile: URL { directory.appendingPathComponent("other_ca.pem") }
     static let packageName = "com.example.kiosk"
     static let clientEmail = "kiosk-server@kiosk-test.iam.gserviceaccount.com"
 
-    /// Starts the stand-in with `purchases` (the JSON of DIR/purchases.json). Fails, not skips, when Python
-    /// or its packages (cryptography, pyjwt) are missing.
-    init(purchases: [String: Any] = [:], expiresIn: Int = 3599) async throws {
+    /// Starts the stand-in with `purchases` (the JSON of DIR/purchases.json), runs `body` with it, then stops
+    /// it and shuts its client down, also when `body` throws. Throws `body`'s error first, then the stand-in's
+    /// (a request raised), then the client's. Fails, not skips, when Python or its packages are missing.
+    static func run<T>(
+        purchases: [String: Any] = [:], expiresIn: Int = 3599, _ body: (GoogleStandIn) async throws -> T
+    ) async throws -> T {
+        let standIn = try await GoogleStandIn(purchases: purchases, expiresIn: expiresIn)
+        let result: Result<T, any Error>
+        do {
+            result = .success(try await body(standIn))
+        } catch {
+            result = .failure(error)
+        }
+        var stopError: (any Error)?
+        do {
+            try await standIn.stop()
+        } catch {
+            stopError = error
+        }
+        var shutdownError: (any Error)?
+        do {
+            try await standIn.httpClient.shutdown()
+        } catch {
+            shutdownError = error
+        }
+        let value = try result.get()
+        if let stopError { throw stopError }
+        if let shutdownError { throw shutdownError }
+        return value
+    }
+
+    /// A client that trusts only the certificates in `pemFile`, for TLS `minimum`...`maximum`.
+    static func client(
+        trusting pemFile: URL, minimumTLSVersion: TLSVersion = .tlsv12, maximumTLSVersion: TLSVersion? = nil
+    ) throws -> HTTPClient {
+        var tls = TLSConfiguration.makeClientConfiguration()
+        tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(pemFile.path))
+        tls.minimumTLSVersion = minimumTLSVersion
+        tls.maximumTLSVersion = maximumTLSVersion
+        var configuration = HTTPClient.Configuration()
+        configuration.tlsConfiguration = tls
+        return HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: configuration)
+    }
+
+    /// `body` with `client`, which is shut down afterwards, also when `body` throws.
+    static func using<T>(_ client: HTTPClient, _ body: (HTTPClient) async throws -> T) async throws -> T {
+        let result: Result<T, any Error>
+        do {
+            result = .success(try await body(client))
+        } catch {
+            result = .failure(error)
+        }
+        try await client.shutdown()
+        return try result.get()
+    }
+
+    private init(purchases: [String: Any], expiresIn: Int) async throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("google-standin-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         var seeded = purchases
@@ -29,7 +95,7 @@ final class GoogleStandIn: @unchecked Sendable {
 
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("Clients/google_standin.py")
-        process = Process()
+        let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = [
             "python3", script.path, "--dir", directory.path, "--package-name", Self.packageName,
@@ -40,14 +106,26 @@ final class GoogleStandIn: @unchecked Sendable {
         process.standardInput = stdin
         process.standardOutput = stdout
         try process.run()
-        input = stdin.fileHandleForWriting
-        output = LineReader(stdout.fileHandleForReading)
+        let output = LineReader(stdout.fileHandleForReading)
         guard let line = await output.next(), let port = Int(line) else {
+            try? stdin.fileHandleForWriting.close()
             process.waitUntilExit()
             throw StandInFailure("google_standin.py did not start (exit \(process.terminationStatus)); "
                 + "it needs python3 with the PyPI packages cryptography and pyjwt")
         }
+        let client: HTTPClient
+        do {
+            client = try Self.client(trusting: directory.appendingPathComponent("ca.pem"))
+        } catch {
+            try? stdin.fileHandleForWriting.close()
+            process.waitUntilExit()
+            throw StandInFailure("the stand-in's test authority (ca.pem) could not be read: \(error)")
+        }
+        self.process = process
+        self.input = stdin.fileHandleForWriting
+        self.output = output
         self.port = port
+        self.httpClient = client
     }
 
     /// Sends one command and returns its JSON answer.
@@ -80,7 +158,9 @@ final class GoogleStandIn: @unchecked Sendable {
         _ = try await command(["op": "publish", "kid": kid])
     }
 
-    /// Closes stdin and waits for the exit; throws when the stand-in raised or did not exit cleanly.
+    /// Closes stdin and waits for the exit; throws when the stand-in raised or did not exit cleanly. A test
+    /// may stop it early (to find its port closed); `run` stops it again, which does nothing more. The
+    /// client stays up until `run` ends.
     func stop() async throws {
         try? input.close()
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
@@ -118,6 +198,10 @@ struct StandInState: Decodable {
     let acknowledged: [Settled]
     let consumed: [Settled]
     let errors: [String]
+    /// The TLS version of each handshake that succeeded ("TLSv1.2", "TLSv1.3").
+    let tlsVersions: [String]
+    /// Each handshake that failed, as Python's ssl module reported it.
+    let tlsFailures: [String]
 }
 
 struct StandInFailure: Error, CustomStringConvertible {
