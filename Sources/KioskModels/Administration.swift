@@ -83,8 +83,9 @@ public enum UserAdministrationError: Error, Hashable, CustomStringConvertible {
 public enum UsernameRule {
     /// Why `username` cannot be a reader's username, or nil when it can.
     public static func problem(with username: String) -> String? {
-        guard !username.isEmpty, username.count <= 150, !username.contains(where: { $0.isNewline || $0 == ":" }) else {
-            return "username must be 1-150 characters without ':' or line breaks"
+        guard !username.isEmpty, username.count <= 150, !username.contains(":"),
+              !username.unicodeScalars.contains(where: CatalogueName.breaksLine) else {
+            return "username must be 1-150 characters without ':', line breaks or control characters"
         }
         return nil
     }

@@ -1,4 +1,5 @@
 import Foundation
+import KioskIntegers
 
 /// A catalogue rule broken: what it is about and what is wrong, in an operator's words. The configuration
 /// file adds its key path (`apps[0].name`), the console shows `description`.
@@ -50,7 +51,7 @@ extension Catalogue {
         var publicationIDs = Set<Int>()
         for (index, publication) in publications.enumerated() {
             let subject = "publication \(publication.id)"
-            guard publication.id > 0, publication.id <= Int(Int32.max), publicationIDs.insert(publication.id).inserted else {
+            guard publication.id > 0, publication.id <= Int(widening: Int32.max), publicationIDs.insert(publication.id).inserted else {
                 throw CatalogueProblem(.publication(index), field: "id", subject: subject,
                                        rule: "must be a positive id used once, got \(publication.id)")
             }
@@ -61,7 +62,7 @@ extension Catalogue {
         var editionIDs = Set<Int>()
         for (index, edition) in editions.enumerated() {
             let subject = "edition \(edition.id)"
-            guard edition.id > 0, edition.id <= Int(Int32.max), editionIDs.insert(edition.id).inserted else {
+            guard edition.id > 0, edition.id <= Int(widening: Int32.max), editionIDs.insert(edition.id).inserted else {
                 throw CatalogueProblem(.edition(index), field: "id", subject: subject, rule: "must be a positive id used once, got \(edition.id)")
             }
             guard publicationIDs.contains(edition.publicationID) else {
@@ -91,7 +92,7 @@ extension Catalogue {
         var lines = Set<[String]>()
         for (index, line) in tariffLines.enumerated() {
             let subject = "the line of edition \(line.editionID) in app \(line.appKey)"
-            guard (Int(Int32.min)...Int(Int32.max)).contains(line.order) else {
+            guard (Int(widening: Int32.min)...Int(widening: Int32.max)).contains(line.order) else {
                 throw CatalogueProblem(.tariffLine(index), field: "order", subject: subject,
                                        rule: "must be a whole number from \(Int32.min) to \(Int32.max)")
             }

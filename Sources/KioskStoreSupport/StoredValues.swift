@@ -45,7 +45,7 @@ extension StoreProduct {
         if let appleID { storeIDs[.apple] = appleID }
         if let googleID { storeIDs[.google] = googleID }
         self.init(appKey: appKey, id: id, storeIDs: storeIDs, kind: ProductKind(rawValue: storedKind) ?? .issue,
-                  editions: storedEditions.split(separator: ",").compactMap { Int($0) }, credits: credits,
+                  editions: storedEditions.split(separator: ",").compactMap { Int($0, radix: 10) }, credits: credits,
                   scope: SubscriptionScope(rawValue: storedScope) ?? .period)
     }
 

@@ -21,6 +21,7 @@ import Testing
             try check(SectionRecord.self); try check(UserRecord.self); try check(SubscriptionRecord.self)
             try check(IdentityRecord.self); try check(DownloadLogRecord.self); try check(DemoGrantRecord.self)
             try check(SignInFailureRecord.self); try check(ActiveIdentityRecord.self); try check(WebKioskRecord.self)
+            try check(StoreProductRecord.self)
             let tables = try String.fetchAll(db, sql: """
                 SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name != 'grdb_migrations'
                 """)
