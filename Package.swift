@@ -22,6 +22,8 @@ let package = Package(
         // The stores, for the search benchmark (it loads and queries them directly).
         .library(name: "KioskSQLite", targets: ["KioskSQLite"]),
         .library(name: "KioskPostgres", targets: ["KioskPostgres"]),
+        // Store purchase verification, for the Apple verification benchmark.
+        .library(name: "KioskPurchases", targets: ["KioskPurchases"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),

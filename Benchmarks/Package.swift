@@ -18,6 +18,10 @@ let package = Package(
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+        // The Apple verification benchmark makes its own test chain (Kiosk's versions of these).
+        .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
+        .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
+        .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
     ],
     targets: [
         // The XML-RPC codec against Python's xmlrpc.client (xmlrpc_codec_peer.py).
@@ -71,6 +75,16 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             path: "StoreReadBenchmark"),
+        // Signed App Store transactions verified per second on one task, with and without the chain cache.
+        .executableTarget(
+            name: "AppleVerifyBenchmark",
+            dependencies: [
+                .product(name: "KioskPurchases", package: "Kiosk"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ],
+            path: "AppleVerifyBenchmark"),
         // KioskServer serve on the reference data set, with the peer's /zip route: the Kiosk that load.py
         // compares with the peer (peer_comparison.sh, cluster_bench.sh, download_bench.sh, soak.sh).
         .executableTarget(
