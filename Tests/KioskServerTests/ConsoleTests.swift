@@ -122,7 +122,9 @@ import Testing
             #expect(try await kiosk.store.app(key: "quiosc")?.demoQuota == 1)
 
             // Tariff lines: reorder, switch access, remove, add.
-            for action in ["action=down&edition=1", "action=access&edition=2", "action=remove&edition=8", "action=add&edition=8&access=free"] {
+            // The access is named, not switched: the same form twice leaves edition 2 free.
+            for action in ["action=down&edition=1", "action=access&edition=2&access=free", "action=access&edition=2&access=free",
+                           "action=remove&edition=8", "action=add&edition=8&access=free"] {
                 let answer = try await client.execute(uri: "/admin/apps/quiosc", method: .post, headers: headers,
                                                       body: ByteBuffer(string: "csrf=\(token)&\(action)"))
                 #expect(answer.status == .seeOther, "\(action): \(Self.text(answer))")
@@ -130,6 +132,10 @@ import Testing
             let lines = try await kiosk.store.catalogue().tariffLines.filter { $0.appKey == "quiosc" }.sorted { $0.order < $1.order }
             #expect(lines.map(\.editionID) == [2, 1, 8])
             #expect(lines.map(\.access) == [.free, .subscribers, .free])
+            let unnamed = try await client.execute(uri: "/admin/apps/quiosc", method: .post, headers: headers,
+                                                   body: ByteBuffer(string: "csrf=\(token)&action=access&edition=2&access=bogus"))
+            #expect(unnamed.status == .unprocessableContent && Self.text(unnamed).contains("access: must be free or subscribers"))
+            #expect(try await kiosk.store.catalogue().tariffLines.first { $0.appKey == "quiosc" && $0.editionID == 2 }?.access == .free)
 
             // Readers: add, subscribe, reset the password, clear a lock-out.
             for body in ["action=add&username=joan&name=Joan+Vila&email=joan%40example.cat&password=joan-password",

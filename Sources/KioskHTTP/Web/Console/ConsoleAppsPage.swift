@@ -75,9 +75,11 @@ extension ConsolePage {
                 }
             }
         case "access":
-            if let at = lines.firstIndex(where: { $0.editionID == edition }) {
-                lines[at].access = lines[at].access == .free ? .subscribers : .free
+            // The form names the access it sets, so a form sent twice sets it twice instead of switching it back.
+            guard let access = LineAccess(rawValue: form.text("access")) else {
+                return try await apps(notice: "App \(key), access: must be free or subscribers", status: .unprocessableContent)
             }
+            if let at = lines.firstIndex(where: { $0.editionID == edition }) { lines[at].access = access }
         default:
             throw KioskHTTPError.badRequest("unknown action \"\(form.text("action").prefix(32))\"")
         }

@@ -56,7 +56,7 @@ extension WebTemplates {
     <table><thead><tr><th scope="col">{{t.order}}</th><th scope="col">{{t.edition}}</th><th scope="col">{{t.access}}</th><th scope="col"></th></tr></thead><tbody>
     {{#lines}}<tr><td>{{order}}</td><td>{{name}}</td><td>{{#free}}{{t.free}}{{/free}}{{^free}}{{t.subscribers}}{{/free}}</td><td>
     {{#editable}}
-    <form class="inline" method="post" action="/admin/apps/{{key}}"><input type="hidden" name="csrf" value="{{frame.csrf}}"><input type="hidden" name="edition" value="{{edition}}"><button name="action" value="up" aria-label="{{t.up}}: {{name}}">↑</button><button name="action" value="down" aria-label="{{t.down}}: {{name}}">↓</button><button name="action" value="access">{{#free}}{{t.subscribers}}{{/free}}{{^free}}{{t.free}}{{/free}}</button><button name="action" value="remove">{{t.remove}}</button></form>
+    <form class="inline" method="post" action="/admin/apps/{{key}}"><input type="hidden" name="csrf" value="{{frame.csrf}}"><input type="hidden" name="edition" value="{{edition}}"><button name="action" value="up" aria-label="{{t.up}}: {{name}}">↑</button><button name="action" value="down" aria-label="{{t.down}}: {{name}}">↓</button><input type="hidden" name="access" value="{{#free}}subscribers{{/free}}{{^free}}free{{/free}}"><button name="action" value="access">{{#free}}{{t.subscribers}}{{/free}}{{^free}}{{t.free}}{{/free}}</button><button name="action" value="remove">{{t.remove}}</button></form>
     {{/editable}}
     </td></tr>{{/lines}}
     </tbody></table>
