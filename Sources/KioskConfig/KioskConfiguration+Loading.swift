@@ -135,9 +135,11 @@ extension KioskConfiguration {
     private func validateStores(_ fail: (String, String) -> ConfigurationError) throws {
         guard (1...1_000).contains(stores.anonymousDeviceLimit) else { throw fail("stores.anonymous_device_limit", "must be 1 to 1000") }
         guard (0...3_600).contains(stores.apple.clockSkewSeconds) else { throw fail("stores.apple.clock_skew_seconds", "must be 0 to 3600") }
-        for (name, url) in [("api_base_url", stores.google.apiBaseURL), ("token_url", stores.google.tokenURL ?? "https://x"),
-                            ("signing_keys_url", stores.google.signingKeysURL), ("push_audience", stores.google.pushAudience ?? "https://x")]
-            where !(url.hasPrefix("https://") || url.hasPrefix("http://")) || url.unicodeScalars.contains(where: CatalogueName.breaksURL) {
+        let google = stores.google
+        for (name, url) in [("api_base_url", google.apiBaseURL), ("token_url", google.tokenURL),
+                            ("signing_keys_url", google.signingKeysURL), ("push_audience", google.pushAudience)] {
+            guard let url, !(url.hasPrefix("https://") || url.hasPrefix("http://")) || url.unicodeScalars.contains(where: CatalogueName.breaksURL)
+            else { continue }
             throw fail("stores.google.\(name)", "must be an http(s) URL without spaces or control characters")
         }
         for (a, app) in apps.enumerated() {

@@ -126,6 +126,8 @@ import Testing
             (app("{}", "[{ id: s, kind: issue }]"), "apps[0].products: app quiosc sells products but names no store"),
             (app(stores, "[]").replacingOccurrences(of: "apple: { root_certificates: [/etc/kiosk/AppleRootCA-G3.cer] }", with: "apple: {}"),
              "stores.apple.root_certificates: must list Apple's root certificate"),
+            (app(stores, "[]").replacingOccurrences(of: "https://kiosk.example/store/google", with: "file:///etc/passwd"),
+             "stores.google.push_audience: must be an http(s) URL without spaces or control characters"),
         ]
         for (yaml, message) in refusals {
             let refused = refusal(yaml)

@@ -276,6 +276,11 @@ import Testing
                 "kept answers are given on the connection at both levels: \(info.onConnection) and \(debug.onConnection)")
         #expect(debug.log.contains("kiosk.answered_on_connection"), "and logged at debug as the router logs a request")
         #expect(!info.log.contains("kiosk.answered_on_connection"))
+        // The service group describes its services at debug: by name, never what they hold (the secret).
+        let secret = try #require(EndToEndTests.environment["KIOSK_SECRET"])
+        let secretBytes = Array(secret.utf8).prefix(8).map(String.init).joined(separator: ", ")
+        #expect(debug.log.contains("Starting service"), "the lines that once printed the secret are there")
+        #expect(!debug.log.contains(secret) && !debug.log.contains(secretBytes), "no secret in the debug log")
     }
 
     @Test func theStateMachineHoldsOnlyWhatItMayAnswer() {
