@@ -331,6 +331,65 @@ public enum KioskSchema {
                 """)
             try Self.createCatalogueTriggers(on: "store_products", db)
         }
+        // Store purchases (`PurchaseRow`): who holds each (a reader, an anonymous device, or nobody yet) and
+        // its state as JSON; the devices an anonymous one opens on; its payments, for the numbers; and every
+        // store notice, kept so that a notice sent again is dropped. No foreign key to apps or users: a
+        // catalogue change or a removed reader never deletes what a reader paid for.
+        migrator.registerMigration("v15: store purchases") { db in
+            try db.execute(sql: """
+                CREATE TABLE store_purchases (
+                    id INTEGER PRIMARY KEY,
+                    app_key TEXT NOT NULL,
+                    store TEXT NOT NULL,
+                    original_id TEXT NOT NULL,
+                    product_id TEXT NOT NULL,
+                    kind TEXT NOT NULL,
+                    user_id INTEGER NOT NULL DEFAULT 0,
+                    device_key TEXT NOT NULL DEFAULT '',
+                    account_token TEXT NOT NULL DEFAULT '',
+                    revoked INTEGER NOT NULL DEFAULT 0,
+                    access_end INTEGER NOT NULL DEFAULT 0,
+                    created_at INTEGER NOT NULL,
+                    updated_at INTEGER NOT NULL,
+                    details TEXT NOT NULL,
+                    UNIQUE (app_key, store, original_id)
+                );
+                CREATE INDEX store_purchases_by_user ON store_purchases (user_id, app_key) WHERE user_id <> 0;
+                CREATE INDEX store_purchases_by_update ON store_purchases (updated_at);
+                CREATE TABLE store_purchase_devices (
+                    app_key TEXT NOT NULL,
+                    device_key TEXT NOT NULL,
+                    purchase_id INTEGER NOT NULL REFERENCES store_purchases ON DELETE CASCADE,
+                    PRIMARY KEY (app_key, device_key, purchase_id)
+                ) WITHOUT ROWID;
+                CREATE INDEX store_purchase_devices_by_purchase ON store_purchase_devices (purchase_id);
+                CREATE TABLE store_payments (
+                    purchase_id INTEGER NOT NULL REFERENCES store_purchases ON DELETE CASCADE,
+                    id TEXT NOT NULL,
+                    app_key TEXT NOT NULL,
+                    kind TEXT NOT NULL,
+                    paid_at INTEGER NOT NULL,
+                    price INTEGER,
+                    currency TEXT,
+                    revoked INTEGER NOT NULL,
+                    PRIMARY KEY (purchase_id, id)
+                ) WITHOUT ROWID;
+                CREATE INDEX store_payments_by_time ON store_payments (paid_at);
+                CREATE TABLE store_notices (
+                    store TEXT NOT NULL,
+                    id TEXT NOT NULL,
+                    app_key TEXT NOT NULL,
+                    type TEXT NOT NULL,
+                    subtype TEXT NOT NULL,
+                    original_id TEXT NOT NULL,
+                    received_at INTEGER NOT NULL,
+                    outcome TEXT NOT NULL,
+                    PRIMARY KEY (store, id)
+                ) WITHOUT ROWID;
+                CREATE INDEX store_notices_by_purchase ON store_notices (app_key, store, original_id);
+                CREATE INDEX store_notices_by_time ON store_notices (received_at);
+                """)
+        }
         return migrator
     }
 
