@@ -28,6 +28,7 @@ package func buildRouter(runtime: RuntimeBox, metrics: KioskMetrics? = nil,
     RPCController(paths: runtime.runtime.configuration.rpcRoutes)
         .addRoutes(to: router.group().add(middleware: BasicAuthenticationMiddleware.apiClients))
     SSOController().addRoutes(to: router.group())
+    StoreNotificationsController().addRoutes(to: router.group())
     ReaderKioskController().addRoutes(to: router.group())
     ConsoleController().addRoutes(to: router.group())
     // The prefix is fixed at start; the delivery and endpoint follow reloads through the request's runtime.

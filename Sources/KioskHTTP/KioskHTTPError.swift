@@ -83,6 +83,18 @@ public struct KioskHTTPError: HTTPResponseError {
         }
     }
 
+    /// A store notification refused: `400` when it does not verify (the store does not send it again),
+    /// `503` with `Retry-After` when the store could not be asked about it (it does).
+    package static func storeNotice(_ error: PurchaseError) -> Self {
+        switch error {
+        case .unverifiable(let reason): Self(.badRequest, "the notification cannot be verified: \(reason)")
+        case .anotherAccount(let reason): Self(.badRequest, reason)
+        case .noCreditLeft: Self(.badRequest, "no credit left")
+        case .storeUnavailable(let reason):
+            Self(.serviceUnavailable, "the store could not be asked about it; send it again (\(reason))", headers: [.retryAfter: "60"])
+        }
+    }
+
     /// A refused restore: never published (404), visible (409), its files gone (410).
     package static func refused(_ refused: IssueRestoreRefused) -> Self {
         switch refused {

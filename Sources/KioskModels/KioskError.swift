@@ -14,7 +14,7 @@ public enum KioskError: Error, Sendable, Hashable {
     case wrongCredentials
     /// Fault 7.
     case tooManySignInAttempts(retryAfterSeconds: Int)
-    /// Fault 8: this client used its search budget (`SearchBudget`).
+    /// Fault 11: this client used its search budget (`SearchBudget`).
     case tooManySearches(retryAfterSeconds: Int)
     /// A request the rules cannot serve, e.g. an unknown `seccioQ` (a parameter fault, -32602).
     case invalidArgument(parameter: String, problem: String)

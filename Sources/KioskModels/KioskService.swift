@@ -11,15 +11,21 @@ public struct KioskService: Sendable {
     public let catalogueMemo: CatalogueMemo
     /// How often each client (`RequestClient.address`) may search.
     public let searchBudget: SearchBudget
-    /// Hears what the rules decide (demos, downloads, sightings).
+    /// Hears what the rules decide (demos, downloads, sightings, purchases).
     public let observer: any KioskServiceObserver
+    /// Checks what apps and stores send about purchases (`KioskPurchases`).
+    public let stores: any StoreVerifying
+    /// On how many devices an anonymous reader's purchase opens before the reader must sign in.
+    public let anonymousDeviceLimit: Int
 
     public init(store: any KioskStore, identityKeys: IdentityKeyIssuer, passwords: any PasswordHasher,
                 signInPolicy: SignInPolicy, clock: any KioskClock = SystemClock(), catalogueMemo: CatalogueMemo = CatalogueMemo(byteLimit: 0),
-                searchBudget: SearchBudget = .unlimited, observer: any KioskServiceObserver = UnobservedKioskService()) {
+                searchBudget: SearchBudget = .unlimited, observer: any KioskServiceObserver = UnobservedKioskService(),
+                stores: any StoreVerifying = NoStores(), anonymousDeviceLimit: Int = 5) {
         self.store = store; self.identityKeys = identityKeys; self.passwords = passwords
         self.signInPolicy = signInPolicy; self.clock = clock
         self.catalogueMemo = catalogueMemo; self.searchBudget = searchBudget; self.observer = observer
+        self.stores = stores; self.anonymousDeviceLimit = anonymousDeviceLimit
     }
 
     // MARK: Catalogue
@@ -141,7 +147,9 @@ public struct KioskService: Sendable {
         if offered.line.access != .free {
             guard let trusted else { throw KioskError.invalidIdentity }
             let subscriptions = trusted.userID == 0 ? [] : try await store.subscriptions(userID: trusted.userID)
-            if Entitlement.withoutDemo(line: offered.line, subscriptions: subscriptions, issueDate: date) == nil {
+            if Entitlement.withoutDemo(line: offered.line, subscriptions: subscriptions, issueDate: date) == nil,
+               try await purchasesGrant(IssueRef(editionID: editionID, date: date), appKey: appKey,
+                                        userID: trusted.userID, deviceKey: trusted.deviceKey, at: time) == false {
                 guard try await store.useDemoGrant(appKey: appKey, deviceKey: trusted.deviceKey,
                                                    editionID: editionID, date: date, at: time)
                 else { throw KioskError.notEntitled(editionID: editionID, date: date) }
@@ -167,8 +175,10 @@ public struct KioskService: Sendable {
         let (offered, contents) = try await offeredIssue(appKey: appKey, editionID: editionID, date: date)
         var held: [Subscription] = []
         if let userID { held = try await store.subscriptions(userID: userID) }
-        guard Entitlement.withoutDemo(line: offered.line, subscriptions: held, issueDate: date) != nil else {
-            throw KioskError.notEntitled(editionID: editionID, date: date)
+        if Entitlement.withoutDemo(line: offered.line, subscriptions: held, issueDate: date) == nil {
+            guard let userID, try await purchasesGrant(IssueRef(editionID: editionID, date: date), appKey: appKey,
+                                                       userID: userID, deviceKey: "", at: clock.now)
+            else { throw KioskError.notEntitled(editionID: editionID, date: date) }
         }
         try await store.recordDownload(DownloadRecord(
             editionID: editionID, date: date, appKey: appKey, identityKey: "", userID: userID ?? 0,
@@ -218,6 +228,8 @@ public struct KioskService: Sendable {
             key: identityKeys.key(appKey: appKey, deviceKey: deviceKey, userID: user?.id ?? 0),
             appKey: appKey, deviceKey: deviceKey, userID: user?.id ?? 0, deviceInfo: deviceInfo, os: os)
         try await store.saveIdentity(identity, at: clock.now, retiringImported: true)
+        // What the device bought anonymously becomes the reader's.
+        if let user { try await store.movePurchases(appKey: appKey, deviceKey: deviceKey, toUser: user.id, at: clock.now) }
         noteSeen(appKey: appKey, identityKey: identity.key)
         return try await registration(identity: identity, user: user)
     }
@@ -281,16 +293,20 @@ public struct KioskService: Sendable {
         return user
     }
 
-    private func registration(identity: DeviceIdentity, user: User?) async throws -> Registration {
+    func registration(identity: DeviceIdentity, user: User?) async throws -> Registration {
         let listings = try await store.editionListings(appKey: identity.appKey)
         var subscriptions: [Subscription] = []
         if let user { subscriptions = try await store.subscriptions(userID: user.id) }
+        let purchased = try await purchasedSubscriptions(
+            appKey: identity.appKey, userID: identity.userID, deviceKey: identity.deviceKey,
+            subscriberEditions: listings.map(\.offered.line).filter { $0.access == .subscribers }.map(\.editionID))
         var entitlements: [(edition: OfferedEdition, until: IssueDate?)] = []
         for listing in listings {
             let offered = listing.offered
             if offered.line.access == .free {
                 entitlements.append((offered, nil))
-            } else if let until = subscriptions.filter({ $0.editionID == offered.edition.id }).map(\.until).max() {
+            } else if let until = (subscriptions.filter({ $0.editionID == offered.edition.id }).map(\.until)
+                                   + [purchased[offered.edition.id]].compactMap { $0 }).max() {
                 entitlements.append((offered, until))
             }
         }
@@ -350,6 +366,14 @@ public protocol KioskServiceObserver: Sendable {
     func issueDownloaded(appKey: String)
     /// A device seen was not recorded: the day's sightings waiting to be written were at their limit.
     func sightingUnrecorded(appKey: String)
+    /// An app registered (or restored) a store purchase that verified and was stored.
+    func purchaseRegistered(appKey: String, store: Storefront, kind: ProductKind)
+    /// A pack's credit opened an issue.
+    func creditSpent(appKey: String)
+    /// A store's notification verified and was stored, applied or dropped as a duplicate.
+    func storeNoticeApplied(appKey: String, store: Storefront, outcome: KioskService.NoticeOutcome)
+    /// A store was not told of a stored grant (Google's acknowledgement or consumption); retried at the purchase's next word.
+    func storeConfirmationFailed(appKey: String, store: Storefront, error: String)
 }
 
 /// The observer when nobody listens.
@@ -358,4 +382,8 @@ public struct UnobservedKioskService: KioskServiceObserver {
     public func demoConsumed(appKey: String, granted: Bool) {}
     public func issueDownloaded(appKey: String) {}
     public func sightingUnrecorded(appKey: String) {}
+    public func purchaseRegistered(appKey: String, store: Storefront, kind: ProductKind) {}
+    public func creditSpent(appKey: String) {}
+    public func storeNoticeApplied(appKey: String, store: Storefront, outcome: KioskService.NoticeOutcome) {}
+    public func storeConfirmationFailed(appKey: String, store: Storefront, error: String) {}
 }

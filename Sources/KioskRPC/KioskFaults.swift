@@ -20,9 +20,25 @@ extension KioskError: XMLRPCFaultConvertible {
         case .tooManySignInAttempts(let seconds):
             XMLRPCFault(code: 7, message: "too many failed sign-ins; try again in \(max(1, seconds / 60)) minutes")
         case .tooManySearches(let seconds):
-            XMLRPCFault(code: 8, message: "too many searches from this address; try again in \(seconds) seconds")
+            XMLRPCFault(code: 11, message: "too many searches from this address; try again in \(seconds) seconds")
         case .invalidArgument(let parameter, let problem):
             .invalidParameter(parameter, problem)
+        }
+    }
+}
+
+/// The one mapping from the purchase rules' errors to application faults.
+extension PurchaseError: XMLRPCFaultConvertible {
+    public var xmlrpcFault: XMLRPCFault {
+        switch self {
+        case .unverifiable(let reason):
+            XMLRPCFault(code: 8, message: "the purchase cannot be verified: \(reason)")
+        case .anotherAccount(let reason):
+            XMLRPCFault(code: 9, message: reason)
+        case .storeUnavailable(let reason):
+            XMLRPCFault(code: 10, message: "the store could not be reached; try again later (\(reason))")
+        case .noCreditLeft:
+            XMLRPCFault(code: 5, message: "no credit left: buy a pack of issues, or subscribe")
         }
     }
 }

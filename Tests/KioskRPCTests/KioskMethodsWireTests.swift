@@ -236,7 +236,7 @@ import XMLRPC
             (.wrongCredentials, 6, "wrong username or password"),
             (.tooManySignInAttempts(retryAfterSeconds: 900), 7, "too many failed sign-ins; try again in 15 minutes"),
             (.tooManySignInAttempts(retryAfterSeconds: 30), 7, "too many failed sign-ins; try again in 1 minutes"),
-            (.tooManySearches(retryAfterSeconds: 3), 8, "too many searches from this address; try again in 3 seconds"),
+            (.tooManySearches(retryAfterSeconds: 3), 11, "too many searches from this address; try again in 3 seconds"),
             (.invalidArgument(parameter: "seccioQ", problem: "unknown"), -32602, "parameter seccioQ: unknown"),
         ]
         for (error, code, message) in faults {

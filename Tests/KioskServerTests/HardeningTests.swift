@@ -159,10 +159,10 @@ import Testing
         }.value as! [String: Any]
         #expect((result["first"] as? [Any?])?.allSatisfy { $0 == nil || $0 is NSNull } == true, "the burst is answered: \(result)")
         let over = result["over"] as? [String: Any]
-        #expect(over?["faultCode"] as? Int == 8)
+        #expect(over?["faultCode"] as? Int == 11)
         #expect((over?["faultString"] as? String)?.contains("try again in 1 seconds") == true, "\(String(describing: over))")
         #expect((result["other"] as? [Any?])?.allSatisfy { $0 == nil || $0 is NSNull } == true, "another client has its own budget")
-        #expect(result["otherOver"] as? Int == 8)
+        #expect(result["otherOver"] as? Int == 11)
 
         try await ReaderWebKioskTests.app(kiosk).test(.router) { client in
             for _ in 0..<3 {

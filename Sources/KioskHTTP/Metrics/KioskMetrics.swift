@@ -40,6 +40,10 @@ package final class KioskMetrics: Sendable {
     private let unknownSections: Family<String, Counter>
     private let answerCache: Family<Pair<String, Bool>, Counter>
     private let cacheEvictions: Family<Pair<String, CacheEviction>, Counter>
+    private let purchasesRegistered: Family<[String], Counter>
+    private let creditsSpent: Family<String, Counter>
+    private let storeNotices: Family<[String], Counter>
+    private let storeConfirmationsFailed: Family<String, Counter>
 
     /// Request and XML-RPC latency buckets (seconds).
     package static let latencyBuckets: [Duration] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
@@ -131,6 +135,18 @@ package final class KioskMetrics: Sendable {
             "web_kiosk_unknown_sections", "total",
             "hashQuiosc calls whose seccioQ named no section or alias of the app's web kiosk (the default section was opened), by app.")
         ) { [("app", $0)] }
+        purchasesRegistered = .counters(registry, name(
+            "store_purchases_registered", "total", "Store purchases apps registered or restored (verified and stored), by app, store and kind.")
+        ) { [("app", $0[0]), ("store", $0[1]), ("kind", $0[2])] }
+        creditsSpent = .counters(registry, name(
+            "store_credits_spent", "total", "Issues opened with a pack's credit (bescanviarCredit), by app.")
+        ) { [("app", $0)] }
+        storeNotices = .counters(registry, name(
+            "store_notices", "total", "Store server notifications verified, by app, store and outcome: applied, recorded (changed nothing) or duplicate.")
+        ) { [("app", $0[0]), ("store", $0[1]), ("outcome", $0[2])] }
+        storeConfirmationsFailed = .counters(registry, name(
+            "store_confirmations_failed", "total", "Grants a store was not told of (Google acknowledgement or consumption), retried at the purchase's next word, by store.")
+        ) { [("store", $0)] }
         answerCache = .counters(registry, name(
             "answer_cache", "total",
             "Catalogue answers found kept (hit) or made (miss), by method (getEdicio.pagines: the signed page list; "
@@ -319,6 +335,20 @@ extension KioskMetrics: StoreObserver, KioskServiceObserver {
     package func storeOperation(_ operation: StoreOperation, duration: Duration, failed: Bool) {
         databaseDuration[operation].record(duration)
         if failed { databaseErrors[operation].increment() }
+    }
+
+    package func purchaseRegistered(appKey: String, store: Storefront, kind: ProductKind) {
+        purchasesRegistered[[appKey, store.rawValue, kind.rawValue]].increment()
+    }
+
+    package func creditSpent(appKey: String) { creditsSpent[appKey].increment() }
+
+    package func storeNoticeApplied(appKey: String, store: Storefront, outcome: KioskService.NoticeOutcome) {
+        storeNotices[[appKey, store.rawValue, outcome.rawValue]].increment()
+    }
+
+    package func storeConfirmationFailed(appKey: String, store: Storefront, error: String) {
+        storeConfirmationsFailed[store.rawValue].increment()
     }
 
     package func catalogueListener(connected: Bool) {

@@ -1,0 +1,110 @@
+import KioskModels
+import Testing
+
+/// How the stores' words become a purchase: in any order, never counted twice, the later word winning;
+/// and whose a purchase is.
+@Suite struct HeldPurchaseTests {
+    static let day: Int64 = 86_400
+    static let january: Int64 = 1_767_225_600
+    static let monthly = StoreProduct(appKey: "quiosc", id: "cat.quiosc.mensual", kind: .subscription, scope: .period)
+    static let pack = StoreProduct(appKey: "quiosc", id: "cat.quiosc.pack2", kind: .credits, credits: 2)
+
+    static func renewal(_ month: Int64, revoked: Bool = false, signedAt: Int64? = nil) -> StoreFacts {
+        let start = january + month * 30 * day
+        return StoreFacts(store: .apple, originalID: "1000", storeProductID: "cat.quiosc.mensual", environment: "Production",
+                          payment: StorePayment(id: "tx\(month)", paidAt: start, period: PaidPeriod(start: start, end: start + 30 * day),
+                                                revoked: revoked, price: 4_990, currency: "EUR",
+                                                signedAt: signedAt ?? (start * 1_000 + 1)))
+    }
+
+    @Test func anyOrderOfTheSameWordsGivesTheSamePurchase() {
+        let words = [Self.renewal(0), Self.renewal(1), Self.renewal(2), Self.renewal(1, revoked: true, signedAt: Self.january * 1_000 + 90 * Self.day * 1_000)]
+        var forward = HeldPurchase(appKey: "quiosc", facts: words[0], product: Self.monthly, at: 0)
+        for word in words.dropFirst() { forward.apply(word, at: 0) }
+        var backward = HeldPurchase(appKey: "quiosc", facts: words[3], product: Self.monthly, at: 0)
+        for word in words.dropLast().reversed() { backward.apply(word, at: 0) }
+        #expect(forward.payments == backward.payments)
+        #expect(forward.purchase == backward.purchase)
+        #expect(forward.purchase.paidPeriods.count == 2, "the refunded month pays for nothing")
+        #expect(!forward.purchase.revoked, "only a refund of the latest payment ends the subscription")
+        #expect(forward.revenue == ["EUR": 9_980])
+        #expect(!forward.apply(Self.renewal(2), at: 5), "a word heard again changes nothing")
+    }
+
+    @Test func anOlderWordNeverUndoesANewerOne() {
+        var held = HeldPurchase(appKey: "quiosc", facts: Self.renewal(0, revoked: true, signedAt: 2_000), product: Self.monthly, at: 0)
+        #expect(held.purchase.revoked)
+        #expect(!held.apply(Self.renewal(0, revoked: false, signedAt: 1_000), at: 0), "the purchase as first signed is older than its refund")
+        #expect(held.purchase.revoked)
+        #expect(held.apply(Self.renewal(0, revoked: false, signedAt: 3_000), at: 0), "a reversal signed later restores it")
+        #expect(!held.purchase.revoked)
+        var grace = Self.renewal(0)
+        grace.payment = nil
+        grace.grace = GraceFact(until: Self.january + 40 * Self.day, signedAt: 10)
+        #expect(held.apply(grace, at: 0))
+        grace.grace = GraceFact(until: nil, signedAt: 5)
+        #expect(!held.apply(grace, at: 0), "an older word about the grace is ignored")
+        #expect(held.purchase.graceUntil == Self.january + 40 * Self.day)
+    }
+
+    @Test func anOperatorsRevocationOutlastsTheStore() {
+        var held = HeldPurchase(appKey: "quiosc", facts: Self.renewal(0), product: Self.monthly, at: 0)
+        held.setRevokedByOperator(true, at: 1)
+        held.apply(Self.renewal(1), at: 2)
+        #expect(held.purchase.revoked)
+        held.setRevokedByOperator(false, at: 3)
+        #expect(!held.purchase.revoked)
+    }
+
+    @Test func aPackIsRevokedWithItsPayment() {
+        let paid = StoreFacts(store: .google, originalID: "token", storeProductID: "cat.quiosc.pack2", environment: "Production",
+                              payment: StorePayment(id: "GPA.1", paidAt: 10, signedAt: 10))
+        var held = HeldPurchase(appKey: "quiosc", facts: paid, product: Self.pack, at: 0)
+        #expect(!held.purchase.revoked && held.purchase.unspentCredits == 2)
+        var voided = paid
+        voided.payment?.revoked = true
+        voided.payment?.signedAt = 20
+        held.apply(voided, at: 0)
+        #expect(held.purchase.revoked && held.purchase.state(at: 0) == .revoked)
+    }
+
+    static let tokenA = "0c8a4a8e-0000-8000-8000-00000000000a"
+    static func claimant(_ user: Int, _ device: String, tokens: Set<String> = []) -> PurchaseClaimant {
+        PurchaseClaimant(userID: user, deviceKey: device, accountTokens: tokens)
+    }
+
+    @Test func whoseAPurchaseIs() throws {
+        var facts = Self.renewal(0)
+        facts.accountToken = Self.tokenA
+        var held = HeldPurchase(appKey: "quiosc", facts: facts, product: Self.monthly, at: 0)
+        #expect(throws: PurchaseError.self, "an account token names one account") {
+            try held.claim(by: Self.claimant(0, "d9", tokens: ["other"]), deviceLimit: 5, at: 0)
+        }
+        #expect(held.holder == .unclaimed)
+        #expect(try held.claim(by: Self.claimant(0, "d1", tokens: [Self.tokenA]), deviceLimit: 2, at: 0))
+        #expect(held.holder == .device(deviceKey: "d1") && held.devices == ["d1"])
+        #expect(try !held.claim(by: Self.claimant(0, "d1"), deviceLimit: 2, at: 0), "the same device again changes nothing")
+        #expect(try held.claim(by: Self.claimant(0, "d2"), deviceLimit: 2, at: 0), "restored on a second device")
+        #expect(held.isHeld(by: Self.claimant(0, "d2")))
+        #expect(throws: PurchaseError.anotherAccount("this purchase is already restored on 2 devices; sign in to read it on more")) {
+            try held.claim(by: Self.claimant(0, "d3"), deviceLimit: 2, at: 0)
+        }
+        #expect(try held.claim(by: Self.claimant(7, "d2"), deviceLimit: 2, at: 0), "signing in on one of its devices makes it the reader's")
+        #expect(held.holder == .reader(userID: 7) && held.devices.isEmpty)
+        #expect(held.isHeld(by: Self.claimant(7, "d99")), "a reader's opens on every device")
+        #expect(throws: PurchaseError.self, "another reader cannot take it by posting its transaction") {
+            try held.claim(by: Self.claimant(8, "d2"), deviceLimit: 2, at: 0)
+        }
+        #expect(held.holder == .reader(userID: 7))
+    }
+
+    @Test func anOperatorReleasesADevice() throws {
+        var held = HeldPurchase(appKey: "quiosc", facts: Self.renewal(0), product: Self.monthly, at: 0)
+        try held.claim(by: Self.claimant(0, "d1"), deviceLimit: 2, at: 0)
+        try held.claim(by: Self.claimant(0, "d2"), deviceLimit: 2, at: 0)
+        #expect(held.release(deviceKey: "d1", at: 1))
+        #expect(held.holder == .device(deviceKey: "d2") && held.devices == ["d2"])
+        #expect(!held.release(deviceKey: "d1", at: 1))
+        #expect(try held.claim(by: Self.claimant(0, "d3"), deviceLimit: 2, at: 0), "the freed place is used again")
+    }
+}
