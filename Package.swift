@@ -198,7 +198,9 @@ let package = Package(
         .target(
             name: "KioskWiring",
             dependencies: [
-                "XMLRPC", "KioskModels", "KioskIntegers", "KioskSQLite", "KioskPostgres", "KioskEditions", "KioskRPC", "KioskConfig", "KioskHTTP", "KioskPasswords", "CSystemCalls",
+                "XMLRPC", "KioskModels", "KioskIntegers", "KioskSQLite", "KioskPostgres", "KioskEditions", "KioskRPC", "KioskConfig", "KioskHTTP", "KioskPasswords", "KioskPurchases", "CSystemCalls",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "X509", package: "swift-certificates"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),

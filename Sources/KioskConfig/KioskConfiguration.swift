@@ -69,7 +69,7 @@ package struct KioskConfiguration: Codable, Sendable, Equatable {
             package enum CodingKeys: String, CodingKey {
                 case serviceAccountFile = "service_account_file", apiBaseURL = "api_base_url", tokenURL = "token_url"
                 case pushAudience = "push_audience", pushServiceAccount = "push_service_account"
-                case signingKeysURL = "signing_keys_url"
+                case signingKeysURL = "signing_keys_url", caCertificates = "ca_certificates"
             }
             /// The service account's JSON key file, for the Play Developer API.
             package var serviceAccountFile: String?
@@ -81,6 +81,9 @@ package struct KioskConfiguration: Codable, Sendable, Equatable {
             /// The service account Pub/Sub pushes as (the tokens' `email`).
             package var pushServiceAccount: String?
             package var signingKeysURL = "https://www.googleapis.com/oauth2/v3/certs"
+            /// A PEM file of the only roots Google's HTTPS endpoints are trusted under (a proxy that terminates
+            /// TLS, a test stand-in); nil: the system's roots.
+            package var caCertificates: String?
         }
     }
 

@@ -26,6 +26,8 @@ struct RuntimeFactory: Sendable {
     let passwords = PasswordHashing(admission: CheckAdmission(perUsername: 2, perClient: 4))
     /// The first operator's set-up link, kept across reloads.
     let firstOperator = FirstOperatorSetup()
+    /// The stores' checks, made again on every reload (their HTTP clients kept).
+    let storeWiring = StoreWiring()
     /// Where the PDF tools run (nil: as the server's user); found once at start.
     var pdfSandbox: Sandbox?
 
@@ -36,7 +38,8 @@ struct RuntimeFactory: Sendable {
                                        windowSeconds: configuration.signIn.windowSeconds),
             clock: clock, catalogueMemo: CatalogueMemo(byteLimit: configuration.limits.answerCacheBytes / 4, observer: metrics),
             searchBudget: SearchBudget(burst: configuration.limits.searchBurst, perMinute: configuration.limits.searchesPerMinute),
-            observer: metrics ?? UnobservedKioskService())
+            observer: metrics ?? UnobservedKioskService(),
+            stores: try storeWiring.checks(configuration), anonymousDeviceLimit: configuration.stores.anonymousDeviceLimit)
         let links = editions.links(configuration, secrets: secrets)
         var delivery = FileDelivery(directory: editions.directory, links: links)
         delivery.clock = clock

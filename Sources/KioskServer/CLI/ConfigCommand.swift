@@ -3,6 +3,7 @@ import ArgumentParser
 import KioskConfig
 import KioskHTTP
 import KioskPasswords
+import KioskWiring
 
 /// `KioskServer config check`: validates the configuration and shows what a start would change.
 struct ConfigCommand: AsyncParsableCommand {
@@ -17,6 +18,7 @@ struct ConfigCommand: AsyncParsableCommand {
 
         func run() async throws {
             let configuration = try options.loadConfiguration()
+            try StoreWiring.checkFiles(configuration)
             printOutput("\(options.config): valid (\(configuration.publications.count) publications, "
                         + "\(configuration.catalogue.editions.count) editions, \(configuration.apps.count) apps, "
                         + "\(configuration.apiClients.count) API clients, \(configuration.publishers.count) publishers)")
