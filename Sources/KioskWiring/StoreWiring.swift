@@ -5,6 +5,7 @@ import KioskModels
 import KioskPurchases
 import NIOSSL
 import Synchronization
+import SwiftASN1
 import X509
 
 /// A store file the configuration names that cannot be used: the start (and `config check`) stops with
