@@ -68,9 +68,9 @@ public struct AuditEntry: Sendable, Hashable {
 
 /// What an operator of the console may do.
 public enum OperatorRole: String, Sendable, Hashable, Codable, CaseIterable {
-    /// Publishes and withdraws issues, and sees the dashboard.
+    /// Publishes and withdraws issues, and sees the dashboard and the store purchases.
     case editor
-    /// Everything an editor may, and configures: apps, tariff lines, demo quotas, readers.
+    /// Everything an editor may, and configures: apps, tariff lines, demo quotas, products, readers; acts on purchases.
     case `operator`
 
     public var mayConfigure: Bool { self == .operator }

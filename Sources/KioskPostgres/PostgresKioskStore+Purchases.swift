@@ -167,13 +167,14 @@ extension PostgresKioskStore {
         }
     }
 
-    /// Each purchase the device holds is locked as `changePurchase` locks it, all in one order (two moves
+    /// Each purchase that opens on the device (bought or restored there) is locked as `changePurchase` locks it, all in one order (two moves
     /// never deadlock), and read again once locked: a change committed meanwhile is moved, not overwritten.
     public func movePurchases(appKey: String, deviceKey: String, toUser userID: Int, at time: Int64) async throws {
         guard userID != 0, !deviceKey.isEmpty else { return }
         try await withTransaction { [self] c in
             let names = try await c.rows("""
-                SELECT store, original_id FROM store_purchases WHERE app_key = \(appKey) AND user_id = 0 AND device_key = \(deviceKey)
+                SELECT store, original_id FROM store_purchases WHERE app_key = \(appKey) AND user_id = 0 AND (device_key = \(deviceKey)
+                    OR id IN (SELECT purchase_id FROM store_purchase_devices WHERE app_key = \(appKey) AND device_key = \(deviceKey)))
                 ORDER BY store COLLATE "C", original_id COLLATE "C"
                 """, (String, String).self, logger: logger)
             guard !names.isEmpty else { return }
@@ -181,7 +182,8 @@ extension PostgresKioskStore {
             let locked = Set(names.map { [$0.0, $0.1] })
             let rows = try await c.rows("""
                 SELECT \(unescaped: Self.purchaseColumns), p.id FROM store_purchases p
-                WHERE p.app_key = \(appKey) AND p.user_id = 0 AND p.device_key = \(deviceKey)
+                WHERE p.app_key = \(appKey) AND p.user_id = 0 AND (p.device_key = \(deviceKey)
+                    OR p.id IN (SELECT purchase_id FROM store_purchase_devices WHERE app_key = \(appKey) AND device_key = \(deviceKey)))
                 ORDER BY p.id
                 """, PurchaseColumnsWithID.self, logger: logger).map(Self.purchaseRow)
             for (id, row) in rows where locked.contains([row.store, row.originalID]) {

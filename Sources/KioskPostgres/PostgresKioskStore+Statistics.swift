@@ -80,7 +80,42 @@ extension PostgresKioskStore {
 
             return KioskStatistics(query: query, totalDownloads: total, byEditionAndDay: byEditionAndDay,
                                    byApp: byApp, byOS: byOS, demos: demos, topIssues: topIssues,
-                                   activeDevices: activeDevices, legacyPasswordHashes: legacy)
+                                   activeDevices: activeDevices, legacyPasswordHashes: legacy,
+                                   storePurchases: try await storePurchases(query, c))
         }
+    }
+
+    /// `KioskStatistics.StorePurchases`, with the queries the SQLite store runs too (`StorePurchaseSQL`).
+    private func storePurchases(_ query: StatisticsQuery, _ c: PostgresConnection) async throws -> KioskStatistics.StorePurchases {
+        typealias SQL = StatisticsQuery.StorePurchaseSQL
+        typealias P = KioskStatistics.StorePurchases
+        var purchases = DynamicQuery()
+        let purchaseFilter = query.storePurchasesFilter.clause("WHERE") { purchases.bind($0) }
+        let byDayAndKind = try await c.rows(purchases.query(SQL.byDayAndKind(purchaseFilter)), (Int, String, Int).self,
+                                            logger: logger).compactMap { row in
+            ProductKind(rawValue: row.1).map { P.KindDay(day: IssueDate(daysSinceEpoch: row.0), kind: $0, purchases: row.2) }
+        }
+
+        var active = DynamicQuery()
+        let now = active.bind(query.now)
+        let activeFilter = query.activeSubscriptionsFilter.clause("AND") { active.bind($0) }
+        let activeSubscriptions = try await c.value(active.query(SQL.activeSubscriptions(now: now, activeFilter)), Int.self,
+                                                    logger: logger) ?? 0
+
+        var payments = DynamicQuery()
+        let paymentFilter = query.storePaymentsFilter.clause("AND") { payments.bind($0) }
+        let refunds = try await c.value(payments.query(SQL.refunds(paymentFilter)), Int.self, logger: logger) ?? 0
+        let revenue = try await c.rows(payments.query(SQL.revenue(paymentFilter)), (String, Int, Int64).self, logger: logger).map {
+            P.Revenue(currency: $0.0, payments: $0.1, thousandths: $0.2)
+        }
+
+        var demo = DynamicQuery()
+        let demoFilter = query.demoGrantsFilter.clause("WHERE") { demo.bind($0) }
+        let conversion = try await c.rows(demo.query(StatisticsQuery.demoDevices(demoFilter) + "\n" + SQL.demoConversion),
+                                          (String, String, Int, Int).self, logger: logger).map {
+            P.DemoConversion(appKey: $0.0, appName: $0.1, devices: $0.2, purchased: $0.3)
+        }
+        return P(byDayAndKind: byDayAndKind, activeSubscriptions: activeSubscriptions, refunds: refunds, revenue: SQL.sorted(revenue),
+                 demoConversion: conversion)
     }
 }

@@ -125,7 +125,8 @@ extension SQLiteKioskStore {
         guard userID != 0, !deviceKey.isEmpty else { return }
         try await write { db in
             let held = try Self.purchases(db, sql: """
-                SELECT \(Self.purchaseColumns) FROM store_purchases p WHERE p.app_key = ? AND p.user_id = 0 AND p.device_key = ?
+                SELECT \(Self.purchaseColumns) FROM store_purchases p WHERE p.app_key = ?1 AND p.user_id = 0 AND (p.device_key = ?2
+                    OR p.id IN (SELECT purchase_id FROM store_purchase_devices WHERE app_key = ?1 AND device_key = ?2))
                 """, arguments: [appKey, deviceKey])
             for var purchase in held {
                 let claimant = PurchaseClaimant(userID: userID, deviceKey: deviceKey, accountTokens: [])

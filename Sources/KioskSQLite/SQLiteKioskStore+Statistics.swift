@@ -72,8 +72,40 @@ extension SQLiteKioskStore {
 
             return KioskStatistics(query: query, totalDownloads: total, byEditionAndDay: byEditionAndDay,
                                    byApp: byApp, byOS: byOS, demos: demos, topIssues: topIssues,
-                                   activeDevices: activeDevices, legacyPasswordHashes: legacy)
+                                   activeDevices: activeDevices, legacyPasswordHashes: legacy,
+                                   storePurchases: try Self.storePurchases(query, db))
         }
+    }
+
+    /// `KioskStatistics.StorePurchases`, with the queries the PostgreSQL store runs too (`StorePurchaseSQL`).
+    static func storePurchases(_ query: StatisticsQuery, _ db: Database) throws -> KioskStatistics.StorePurchases {
+        typealias SQL = StatisticsQuery.StorePurchaseSQL
+        typealias P = KioskStatistics.StorePurchases
+        var purchaseArguments: StatementArguments = []
+        let purchaseFilter = query.storePurchasesFilter.clause("WHERE") { purchaseArguments.bind($0) }
+        let byDayAndKind = try Row.fetchAll(db, sql: SQL.byDayAndKind(purchaseFilter), arguments: purchaseArguments).compactMap { row in
+            ProductKind(rawValue: row[1]).map { P.KindDay(day: IssueDate(daysSinceEpoch: row[0]), kind: $0, purchases: row[2]) }
+        }
+
+        var activeArguments: StatementArguments = [query.now]
+        let activeFilter = query.activeSubscriptionsFilter.clause("AND") { activeArguments.bind($0) }
+        let active = try Int.fetchOne(db, sql: SQL.activeSubscriptions(now: "?", activeFilter), arguments: activeArguments) ?? 0
+
+        var paymentArguments: StatementArguments = []
+        let paymentFilter = query.storePaymentsFilter.clause("AND") { paymentArguments.bind($0) }
+        let refunds = try Int.fetchOne(db, sql: SQL.refunds(paymentFilter), arguments: paymentArguments) ?? 0
+        let revenue = try Row.fetchAll(db, sql: SQL.revenue(paymentFilter), arguments: paymentArguments).map {
+            P.Revenue(currency: $0[0], payments: $0[1], thousandths: $0[2])
+        }
+
+        var demoArguments: StatementArguments = []
+        let demoFilter = query.demoGrantsFilter.clause("WHERE") { demoArguments.bind($0) }
+        let conversion = try Row.fetchAll(db, sql: StatisticsQuery.demoDevices(demoFilter) + "\n" + SQL.demoConversion,
+                                          arguments: demoArguments).map {
+            P.DemoConversion(appKey: $0[0], appName: $0[1], devices: $0[2], purchased: $0[3])
+        }
+        return P(byDayAndKind: byDayAndKind, activeSubscriptions: active, refunds: refunds, revenue: SQL.sorted(revenue),
+                 demoConversion: conversion)
     }
 
     /// Proves the database answers: reads the catalogue (`GET /readyz`).

@@ -43,6 +43,67 @@ extension StatisticsQuery {
         """
     }
 
+    /// The store purchase statistics' queries (`KioskStatistics.StorePurchases`), in SQL both engines read
+    /// alike (`revoked` is an integer in SQLite and a boolean in PostgreSQL: only ever tested as a truth
+    /// value). Each takes its filter's clause; `now` is the placeholder of `StatisticsQuery.now`.
+    package enum StorePurchaseSQL {
+        /// Rows (day in days since 1970-01-01, kind, purchases), by day then kind; `filter` is a `WHERE` clause.
+        package static func byDayAndKind(_ filter: String) -> String {
+            """
+            SELECT p.created_at / 86400 AS day, p.kind AS kind, COUNT(*) AS purchases
+            FROM store_purchases p
+            \(filter)
+            GROUP BY p.created_at / 86400, p.kind ORDER BY day, kind
+            """
+        }
+
+        /// One value: subscriptions not revoked whose access ends after `now` (bound first); `filter` is an `AND` clause.
+        package static func activeSubscriptions(now: String, _ filter: String) -> String {
+            """
+            SELECT COUNT(*) FROM store_purchases p
+            WHERE p.kind = 'subscription' AND NOT p.revoked AND p.access_end > \(now) \(filter)
+            """
+        }
+
+        /// One value: payments of the range revoked since; `filter` is an `AND` clause.
+        package static func refunds(_ filter: String) -> String {
+            "SELECT COUNT(*) FROM store_payments y WHERE y.revoked \(filter)"
+        }
+
+        /// Rows (currency, payments, sum of prices in thousandths), in no order (sorted by the caller, the
+        /// same on both engines whatever their collations); `filter` is an `AND` clause.
+        package static func revenue(_ filter: String) -> String {
+            """
+            SELECT y.currency, COUNT(*), CAST(SUM(y.price) AS bigint)
+            FROM store_payments y
+            WHERE NOT y.revoked AND y.price IS NOT NULL AND y.currency IS NOT NULL \(filter)
+            GROUP BY y.currency
+            """
+        }
+
+        /// Revenue rows by currency, by their bytes (the same order on both engines).
+        package static func sorted(_ revenue: [KioskStatistics.StorePurchases.Revenue]) -> [KioskStatistics.StorePurchases.Revenue] {
+            revenue.sorted { $0.currency.utf8.lexicographicallyPrecedes($1.currency.utf8) }
+        }
+
+        /// Rows (app key, app name, demo devices, of them those that bought), by app key; after
+        /// `demoDevices(filter)`.
+        package static let demoConversion = """
+            SELECT d.app_key, COALESCE(a.name, '') AS app_name, COUNT(*) AS devices,
+                   SUM(CASE WHEN EXISTS (
+                       SELECT 1 FROM store_purchases p
+                       WHERE p.app_key = d.app_key AND p.created_at >= d.first_grant
+                         AND (p.device_key = d.device_key
+                              OR p.id IN (SELECT v.purchase_id FROM store_purchase_devices v
+                                          WHERE v.app_key = d.app_key AND v.device_key = d.device_key)
+                              OR p.user_id IN (SELECT i.user_id FROM identities i
+                                               WHERE i.app_key = d.app_key AND i.device_key = d.device_key AND i.user_id <> 0)))
+                       THEN 1 ELSE 0 END) AS purchased
+            FROM demo d LEFT JOIN apps a ON a.key = d.app_key
+            GROUP BY d.app_key, a.name ORDER BY d.app_key
+            """
+    }
+
     /// On `download_counts` (aliased `c`): the days, the app and the edition.
     package var downloadCountsFilter: StatisticsFilter {
         filter(days("c.day"), app: "c.app_key", edition: "c.edition_id")
@@ -54,6 +115,15 @@ extension StatisticsQuery {
         let to = to.map { Condition(column: "g.granted_at", comparison: "<", value: .integer(Int64(widening: $0.daysSinceEpoch + 1) * 86_400)) }
         return filter([from, to], app: "g.app_key", edition: "g.edition_id")
     }
+
+    /// On `store_purchases` (aliased `p`): purchases first heard of within the days (UTC), of the app.
+    package var storePurchasesFilter: StatisticsFilter { filter(seconds("p.created_at"), app: "p.app_key", edition: nil) }
+
+    /// On `store_purchases` (aliased `p`), for the subscriptions active now: the app only.
+    package var activeSubscriptionsFilter: StatisticsFilter { filter([], app: "p.app_key", edition: nil) }
+
+    /// On `store_payments` (aliased `y`): payments made within the days (UTC), of the app.
+    package var storePaymentsFilter: StatisticsFilter { filter(seconds("y.paid_at"), app: "y.app_key", edition: nil) }
 
     /// On `subscriptions` (aliased `s`), for a conversion: with an edition, a subscription to it.
     package var conversionSubscriptionsFilter: StatisticsFilter { filter([], app: nil, edition: "s.edition_id") }
@@ -70,6 +140,12 @@ extension StatisticsQuery {
     private func days(_ column: String) -> [Condition?] {
         [from.map { Condition(column: column, comparison: ">=", value: .integer(Int64(widening: $0.daysSinceEpoch))) },
          to.map { Condition(column: column, comparison: "<=", value: .integer(Int64(widening: $0.daysSinceEpoch))) }]
+    }
+
+    /// `column` (Unix seconds) within the days `from`...`to` (UTC).
+    private func seconds(_ column: String) -> [Condition?] {
+        [from.map { Condition(column: column, comparison: ">=", value: .integer(Int64(widening: $0.daysSinceEpoch) * 86_400)) },
+         to.map { Condition(column: column, comparison: "<", value: .integer(Int64(widening: $0.daysSinceEpoch + 1) * 86_400)) }]
     }
 
     /// `conditions`, then the app's and the edition's where the query names them and the table has them.

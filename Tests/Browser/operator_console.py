@@ -93,6 +93,18 @@ try:
     signed = other.epusuaris.registrar("quiosc", "browser-device-2", "nuria", "nuria-password", {}, "ios")
     report["registrar"] = [signed["name"], signed["edicions"].get("1", {}).get("fins", "")]
 
+    # A store purchase, found by a device it opens on, revoked by hand.
+    navigating(driver.find_element(By.LINK_TEXT, "Compres"))
+    driver.find_element(By.ID, "p-device").send_keys("browser-buyer")
+    navigating(driver.find_element(By.ID, "p-device").find_element(By.XPATH, "./ancestor::form").find_element(By.CSS_SELECTOR, "button"))
+    rows = driver.find_elements(By.CSS_SELECTOR, "tr.purchase")
+    report["purchases_found"] = [row.get_attribute("data-id") for row in rows]
+    navigating(rows[0].find_element(By.TAG_NAME, "a"))
+    report["purchase_devices"] = driver.find_element(By.ID, "devices").text
+    navigating(driver.find_element(By.CSS_SELECTOR, "input[name=action][value=revoke] + button"))
+    report["purchase_state"] = driver.find_element(By.ID, "state").text
+    driver.save_screenshot(f"{shots}/console-purchase.png")
+
     # The audit log shows every change.
     navigating(driver.find_element(By.LINK_TEXT, "Registre de canvis"))
     report["audit"] = [row.find_elements(By.TAG_NAME, "td")[2].text for row in driver.find_elements(By.CSS_SELECTOR, "tbody tr")]

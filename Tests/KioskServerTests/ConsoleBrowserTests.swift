@@ -1,11 +1,14 @@
 import Foundation
+import KioskModels
+import KioskSQLite
 import KioskTestSupport
 import Testing
 @testable import KioskHTTP
 @testable import KioskPasswords
 
 /// The operator console in a real browser (`Tests/Browser/operator_console.py`): two instances of the real
-/// binary on one database; what an operator changes on one, a reader app gets from the other at once.
+/// binary on one database; what an operator changes on one, a reader app gets from the other at once; a
+/// store purchase found on the purchases page and revoked by hand.
 /// Skipped like `ReaderWebKioskBrowserTests` when the browser is missing, unless `KIOSK_REQUIRE_BROWSER=1`.
 @Suite struct ConsoleBrowserTests {
     @Test(.enabled(if: ReaderWebKioskBrowserTests.browserAvailable || ReaderWebKioskBrowserTests.required,
@@ -23,6 +26,15 @@ import Testing
         let second = try await ServerProcess(["--config", config], environment: environment)
         // Some downloads over the last days, for the dashboard.
         try await Self.recordDownloads(database: directory.appendingPathComponent("kiosk.sqlite").path)
+        // A store purchase that opens on two anonymous devices, for the purchases page.
+        let store = try SQLiteKioskStore(path: directory.appendingPathComponent("kiosk.sqlite").path)
+        let purchase = HeldPurchase(
+            appKey: "quiosc", purchase: StorePurchase(store: .google, originalID: "browser.token",
+                                                     product: StoreProduct(appKey: "quiosc", id: "cat.quiosc.pack5", kind: .credits, credits: 5)),
+            holder: .device(deviceKey: "browser-owner"), devices: ["browser-owner", "browser-buyer"], environment: "Production",
+            payments: [StorePayment(id: "GPA.1", paidAt: 1_748_779_200, price: 4990, currency: "EUR", signedAt: 1)],
+            createdAt: 1_748_779_200, updatedAt: 1_748_779_200)
+        _ = try await store.changePurchase(appKey: "quiosc", store: .google, originalID: "browser.token", recording: nil) { $0 = purchase }
 
         // The issue as one PDF, so the console shows the server rendering its pages.
         let archive = directory.appendingPathComponent("issue.pdf").path
@@ -58,7 +70,12 @@ import Testing
         #expect(report["newest_after_restore"] as? String == "2025-07-01", "the other instance sees it again")
         #expect(report["reader_row"] as? String == "1 → 2030-12-31")
         #expect(report["registrar"] as? [String] == ["Núria Pons", "2030-12-31"])
-        #expect(report["audit"] as? [String] == ["reader.subscribe", "reader.add", "issue.restore", "issue.withdraw", "issue.publish", "app.quota"])
+        #expect(report["purchases_found"] as? [String] == ["browser.token"])
+        #expect(report["purchase_devices"] as? String == "browser-owner, browser-buyer")
+        #expect(report["purchase_state"] as? String == "Revocada")
+        #expect(try await store.purchase(appKey: "quiosc", store: .google, originalID: "browser.token")?.revokedByOperator == true)
+        #expect(report["audit"] as? [String] == ["purchase.revoke", "reader.subscribe", "reader.add", "issue.restore", "issue.withdraw",
+                                                 "issue.publish", "app.quota"])
         #expect((report["page_bytes"] as? Int).map { $0 < 100_000 } == true)
     }
 

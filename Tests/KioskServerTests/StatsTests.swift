@@ -8,8 +8,8 @@ import Testing
 @testable import KioskHTTP
 @testable import KioskFiles
 
-/// `KioskServer stats` on data whose every number is known (`KnownStatistics`; the store queries behind
-/// it are checked by `StoreConformance`).
+/// `KioskServer stats` on data whose every number is known (`KnownStatistics`, and one subscription active
+/// until 2099; the store queries behind it are checked by `StoreConformance`).
 @Suite struct StatsTests {
     /// A database (with its configuration file, for the binary) filled with `KnownStatistics`.
     struct Fixture {
@@ -24,6 +24,14 @@ import Testing
             store = try SQLiteKioskStore(path: configuration.server.database)
             try await store.syncCatalogue(configuration.catalogue, dryRun: false)
             try await KnownStatistics.fill(store)
+            // One subscription that runs until 2099, so that the system's clock (the command's "now") finds it active.
+            let product = StoreProduct(appKey: "quiosc", id: "cat.quiosc.llarga", kind: .subscription)
+            let start = KnownStatistics.day("2025-05-01"), end = KnownStatistics.day("2099-01-01")
+            let long = HeldPurchase(appKey: "quiosc", purchase: StorePurchase(store: .google, originalID: "P10", product: product),
+                                    environment: "Production",
+                                    payments: [StorePayment(id: "GPA.10", paidAt: start, period: PaidPeriod(start: start, end: end), signedAt: 1)],
+                                    createdAt: start, updatedAt: start)
+            _ = try await store.changePurchase(appKey: "quiosc", store: .google, originalID: "P10", recording: nil) { $0 = long }
         }
 
         func stats(_ arguments: [String]) async throws -> (status: Int32, output: String, errors: String) {
@@ -57,6 +65,17 @@ import Testing
         let demos = try #require(object["demos"] as? [[String: Any]])
         #expect(demos.map { "\($0["app"]!) \($0["devices"]!) \($0["grants"]!) \($0["used"]!) \($0["converted"]!) \($0["conversion_rate"]!)" }
                 == ["presencia 1 1 0 0 0", "quiosc 3 4 2 1 0.3333"])
+        let purchases = try #require(object["store_purchases"] as? [String: Any])
+        let purchaseDays = try #require(purchases["by_day_and_kind"] as? [[String: Any]])
+        #expect(purchaseDays.map { "\($0["day"]!) \($0["kind"]!) \($0["purchases"]!)" }
+                == ["2025-06-02 issue 2", "2025-06-03 subscription 1", "2025-06-04 credits 1", "2025-06-05 subscription 1"])
+        #expect(purchases["active_subscriptions"] as? Int == 1, "active now, by the system's clock: the one until 2099")
+        #expect(purchases["refunds"] as? Int == 2)
+        let revenue = try #require(purchases["revenue"] as? [[String: Any]])
+        #expect(revenue.map { "\($0["currency"]!) \($0["payments"]!) \($0["amount"]!) \($0["thousandths"]!)" } == ["EUR 2 5.98 5980", "USD 1 2.50 2495"])
+        let conversion = try #require(purchases["demo_conversion"] as? [[String: Any]])
+        #expect(conversion.map { "\($0["app"]!) \($0["devices"]!) \($0["purchased"]!) \($0["conversion_rate"]!)" }
+                == ["presencia 1 1 1", "quiosc 3 2 0.6667"])
 
         let csv = try await fixture.stats(["--format", "csv", "--top", "3"])
         #expect(csv.status == 0, "\(csv.errors)")
@@ -72,6 +91,18 @@ import Testing
         #expect(lines.filter { $0.hasPrefix("top_issues,") } == ["top_issues,1,2,Comarques Gironines,2025-06-01,10",
                                                                  "top_issues,2,1,Nacional,2025-06-05,7",
                                                                  "top_issues,3,1,Nacional,2025-06-04,4"])
+        #expect(lines.contains("section,day,kind,purchases"))
+        #expect(lines.filter { $0.hasPrefix("store_purchases,") } == [
+            "store_purchases,2025-05-01,subscription,1", "store_purchases,2025-05-15,subscription,1",
+            "store_purchases,2025-06-01,subscription,1", "store_purchases,2025-06-02,issue,2", "store_purchases,2025-06-03,subscription,1",
+            "store_purchases,2025-06-04,credits,1", "store_purchases,2025-06-05,subscription,1", "store_purchases,2025-06-06,subscription,1",
+            "store_purchases,2025-06-10,credits,1",
+        ])
+        #expect(lines.filter { $0.hasPrefix("active_store_subscriptions,") } == ["active_store_subscriptions,1"])
+        #expect(lines.filter { $0.hasPrefix("store_refunds,") } == ["store_refunds,3"])
+        #expect(lines.filter { $0.hasPrefix("store_revenue,") } == ["store_revenue,EUR,5,15.97", "store_revenue,USD,1,2.50"])
+        #expect(lines.filter { $0.hasPrefix("demo_purchases,") } == ["demo_purchases,presencia,Presència,1,1,1.0000",
+                                                                     "demo_purchases,quiosc,El Quiosc,4,3,0.7500"])
 
         let table = try await fixture.stats(["--app", "quiosc"])
         #expect(table.status == 0, "\(table.errors)")
@@ -82,6 +113,12 @@ import Testing
         #expect(text.contains("  quiosc  El Quiosc         27  100.0%"))
         #expect(text.contains("  quiosc  El Quiosc        4       5     2          2       50.0%"))
         #expect(!text.contains("presencia"))
+        #expect(text.contains("\nStore purchases per day and kind (first heard of that day; every edition)\n"
+                              + "  day         issue  credits  subscription  total\n  2025-05-01      0        0             1      1\n"))
+        #expect(text.contains("  2025-06-02      2        0             0      2\n"))
+        #expect(text.contains("\nStore subscriptions active now: 1\nStore payments of the period refunded or revoked since: 3\n"))
+        #expect(text.contains("  currency  payments  amount\n  EUR              3   10.97\n"), "quiosc's payments only")
+        #expect(text.contains("  app     name       devices  purchased  conversion\n  quiosc  El Quiosc        4          3       75.0%\n"))
     }
 
     @Test func statsCommandRefusesBadArguments() async throws {

@@ -238,13 +238,48 @@ struct ReaderPage: Sendable {
     func account() async throws -> (name: String, title: String, content: Any?) {
         guard let user else { return ("account", text["account"] ?? "", nil) }
         let subscriptions = try await environment.service.subscriptions(appKey: app.key, userID: user.id)
+        let purchases = try await purchases(of: user)
         let view = AccountView(
             name: user.name.isEmpty ? user.username : user.name, username: user.username, email: user.email,
-            hasSubscriptions: !subscriptions.isEmpty, csrf: session.map { sessions.csrfToken($0) } ?? "",
+            hasSubscriptions: !subscriptions.isEmpty, hasPurchases: !purchases.isEmpty, purchases: purchases,
+            csrf: session.map { sessions.csrfToken($0) } ?? "",
             subscriptions: subscriptions.map {
                 AccountView.Subscription(edition: "\($0.edition.publicationName) · \($0.edition.edition.name)", until: $0.until.description)
             })
         return ("account", text["account"] ?? "", view)
+    }
+
+    /// The store purchases the reader holds in this app (not those of a device only: the web has none), each
+    /// with its state now and what it gives: a subscription's last day, a pack's credits left, the issues bought.
+    private func purchases(of user: User) async throws -> [AccountView.Purchase] {
+        let store = environment.service.store
+        let held = try await store.purchases(appKey: app.key, userID: user.id, deviceKey: "")
+        var editionNames: [Int: String] = [:]
+        for editionID in Set(held.flatMap { $0.purchase.issues.map(\.editionID) }) {
+            editionNames[editionID] = try await store.offeredEdition(appKey: app.key, editionID: editionID)
+                .map { "\($0.publicationName) · \($0.edition.name)" }
+        }
+        return held.map { held in
+            let purchase = held.purchase, product = purchase.product
+            let state = purchase.state(at: now)
+            let details: String
+            switch product.kind {
+            case .subscription:
+                details = purchase.accessEnd > 0 ? "\(text["until"] ?? "") \(IssueDate(unixTime: purchase.accessEnd - 1))" : ""
+            case .credits:
+                details = "\(purchase.unspentCredits) \(text["credits_left"] ?? "") \(product.credits)"
+            case .issue:
+                details = purchase.issues.map { "\(editionNames[$0.editionID] ?? String($0.editionID)) · \($0.date)" }
+                    .joined(separator: ", ")
+            }
+            let stateName = switch state {
+            case .active: "purchase_active"
+            case .expired: "purchase_expired"
+            case .revoked: "purchase_revoked"
+            }
+            return AccountView.Purchase(product: product.id, kind: text["kind_" + product.kind.rawValue] ?? product.kind.rawValue,
+                                        state: text[stateName] ?? state.rawValue, stateName: stateName, details: details)
+        }
     }
 
     // MARK: Answer

@@ -35,8 +35,11 @@ struct IssueView {
 
 struct AccountView {
     struct Subscription { var edition, until: String }
+    /// A store purchase of the reader's in this app; `details`: until when, the credits left, or the issues bought.
+    struct Purchase { var product, kind, state, stateName, details: String }
     var name, username, email: String
-    var hasSubscriptions: Bool
+    var hasSubscriptions, hasPurchases: Bool
+    var purchases: [Purchase]
     /// The "sign out everywhere" form's token.
     var csrf: String
     var subscriptions: [Subscription]

@@ -31,7 +31,8 @@ public protocol PurchaseStore: Sendable {
     func recordNotice(_ notice: StoreNoticeRecord) async throws -> Bool
     /// The notices recorded about a purchase, oldest first.
     func notices(appKey: String, store: Storefront, originalID: String) async throws -> [StoreNoticeRecord]
-    /// Moves the purchases an anonymous device holds in the app to `userID` (the device signed in).
+    /// Moves the anonymous purchases that open on a device in the app (bought or restored there) to `userID`,
+    /// the reader who signed in on it (`HeldPurchase.claim`).
     func movePurchases(appKey: String, deviceKey: String, toUser userID: Int, at time: Int64) async throws
     /// The console's list, newest change first.
     func purchases(matching filter: PurchaseFilter) async throws -> [HeldPurchase]

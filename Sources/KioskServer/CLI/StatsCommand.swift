@@ -6,11 +6,12 @@ import KioskConfig
 import KioskHTTP
 
 /// `KioskServer stats`: downloads per edition and day, per app and per OS, demo use and conversion,
-/// and the most downloaded issues, from the database. Days are UTC.
+/// the most downloaded issues, and store purchases (per day and kind, subscriptions active now, refunds,
+/// revenue per currency, demo-to-purchase conversion), from the database. Days are UTC.
 struct StatsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "stats",
-        abstract: "Download and demo statistics (days are UTC; --from and --to are included).")
+        abstract: "Download, demo and store purchase statistics (days are UTC; --from and --to are included).")
 
     enum Format: String, ExpressibleByArgument, CaseIterable {
         case table, csv, json
@@ -121,6 +122,30 @@ enum StatisticsReport {
         out += grid([["rank", "edition", "name", "date", "downloads"]] + s.topIssues.enumerated().map {
             [String($0.offset + 1), String($0.element.editionID), $0.element.editionName, $0.element.date.description, String($0.element.downloads)]
         })
+        out += storeTable(s.storePurchases)
+        return out
+    }
+
+    /// The store purchase sections of the table (the query's edition does not narrow them).
+    static func storeTable(_ p: KioskStatistics.StorePurchases) -> String {
+        var out = "\nStore purchases per day and kind (first heard of that day; every edition)\n"
+        var byDay: [(IssueDate, [ProductKind: Int])] = []
+        for entry in p.byDayAndKind {
+            if byDay.last?.0 != entry.day { byDay.append((entry.day, [:])) }
+            byDay[byDay.count - 1].1[entry.kind, default: 0] += entry.purchases
+        }
+        let kinds = ProductKind.allCases
+        out += grid([["day"] + kinds.map(\.rawValue) + ["total"]] + byDay.map { day, counts in
+            [day.description] + kinds.map { String(counts[$0] ?? 0) } + [String(counts.values.reduce(0, +))]
+        })
+        out += "\nStore subscriptions active now: \(p.activeSubscriptions)\n"
+        out += "Store payments of the period refunded or revoked since: \(p.refunds)\n"
+        out += "\nStore revenue per currency (payments of the period not refunded)\n"
+        out += grid([["currency", "payments", "amount"]] + p.revenue.map { [$0.currency, String($0.payments), $0.amount] })
+        out += "\nDemo to store purchase (devices that took a demo, then bought in the app)\n"
+        out += grid([["app", "name", "devices", "purchased", "conversion"]] + p.demoConversion.map {
+            [$0.appKey, $0.appName, String($0.devices), String($0.purchased), rate($0.conversionRate)]
+        })
         return out
     }
 
@@ -172,6 +197,17 @@ enum StatisticsReport {
                 [$0.day.description, $0.appKey, $0.appName, String($0.devices)]
             }),
             block("legacy_password_hashes", ["users"], [[String(s.legacyPasswordHashes)]]),
+            block("store_purchases", ["day", "kind", "purchases"], s.storePurchases.byDayAndKind.map {
+                [$0.day.description, $0.kind.rawValue, String($0.purchases)]
+            }),
+            block("active_store_subscriptions", ["subscriptions"], [[String(s.storePurchases.activeSubscriptions)]]),
+            block("store_refunds", ["payments"], [[String(s.storePurchases.refunds)]]),
+            block("store_revenue", ["currency", "payments", "amount"], s.storePurchases.revenue.map {
+                [$0.currency, String($0.payments), $0.amount]
+            }),
+            block("demo_purchases", ["app", "name", "devices", "purchased", "conversion_rate"], s.storePurchases.demoConversion.map {
+                [$0.appKey, $0.appName, String($0.devices), String($0.purchased), String(format: "%.4f", $0.conversionRate)]
+            }),
         ].joined(separator: "\n")
     }
 
@@ -214,6 +250,30 @@ enum StatisticsReport {
         var activeDevices: [ActiveDevices]
         var legacyPasswordHashes: Int
         var topIssues: [Issue]
+        var storePurchases: StorePurchases
+
+        /// `store_purchases`: amounts as text with two decimals (`"12.35"`), and exactly in thousandths.
+        struct StorePurchases: Encodable {
+            struct Day: Encodable { var day: String, kind: String, purchases: Int }
+            struct Revenue: Encodable { var currency: String, payments: Int, amount: String, thousandths: Int64 }
+            struct Conversion: Encodable { var app: String, name: String, devices: Int, purchased: Int, conversionRate: Double }
+            var byDayAndKind: [Day]
+            var activeSubscriptions: Int
+            var refunds: Int
+            var revenue: [Revenue]
+            var demoConversion: [Conversion]
+
+            init(_ p: KioskStatistics.StorePurchases) {
+                byDayAndKind = p.byDayAndKind.map { Day(day: $0.day.description, kind: $0.kind.rawValue, purchases: $0.purchases) }
+                activeSubscriptions = p.activeSubscriptions
+                refunds = p.refunds
+                revenue = p.revenue.map { Revenue(currency: $0.currency, payments: $0.payments, amount: $0.amount, thousandths: $0.thousandths) }
+                demoConversion = p.demoConversion.map {
+                    Conversion(app: $0.appKey, name: $0.appName, devices: $0.devices, purchased: $0.purchased,
+                               conversionRate: ($0.conversionRate * 10_000).rounded() / 10_000)
+                }
+            }
+        }
 
         init(_ s: KioskStatistics) {
             filters = Filters(from: s.query.from?.description, to: s.query.to?.description, app: s.query.appKey,
@@ -236,6 +296,7 @@ enum StatisticsReport {
                 Issue(rank: $0.offset + 1, editionID: $0.element.editionID, edition: $0.element.editionName,
                       date: $0.element.date.description, downloads: $0.element.downloads)
             }
+            storePurchases = StorePurchases(s.storePurchases)
         }
     }
 }

@@ -3,8 +3,9 @@ import Hummingbird
 import KioskConfig
 import KioskModels
 
-/// The console's apps page (`/admin/apps`, operators only): each app's demo quota, tariff lines and web
-/// kiosk (`hashQuiosc`: base URL, sections with their paths and aliases, default section). With
+/// The console's apps page (`/admin/apps`, operators only): each app's demo quota, tariff lines, web
+/// kiosk (`hashQuiosc`: base URL, sections with their paths and aliases, default section) and the
+/// products it sells in the stores (id, per-store ids, kind, editions, credits, scope). With
 /// `catalogue_source: console` they are edited here; with `file` they are shown only. Every change is
 /// validated like the configuration file, written through the catalogue sync (so every instance answers
 /// from it at once) and audited with the app's state before and after.
@@ -24,7 +25,8 @@ extension ConsolePage {
                                          free: $0.access == .free, editable: editable) },
                 otherEditions: catalogue.editions.filter { edition in !lines.contains { $0.editionID == edition.id } }
                     .map { .init(id: $0.id, name: names[$0.id] ?? "") },
-                webKiosk: webKioskView(catalogue.webKiosk(of: app.key), appKey: app.key, editable: editable))
+                webKiosk: webKioskView(catalogue.webKiosk(of: app.key), appKey: app.key, editable: editable),
+                products: productsView(catalogue.products(of: app.key), editable: editable))
         })
         return render("console_apps", text["apps"] ?? "", view, notice: notice, status: status)
     }
@@ -44,7 +46,23 @@ extension ConsolePage {
                                                editable: editable)])
     }
 
-    /// One change to an app (`action`: `quota`, `add`, `remove`, `up`, `down`, `access`, `web_kiosk`), validated
+    /// The products form of an app: each product, then an empty row to add one.
+    private func productsView(_ products: [StoreProduct], editable: Bool) -> AppsView.Products {
+        func row(_ index: Int, _ product: StoreProduct?) -> AppsView.Product {
+            let kind = product?.kind ?? .subscription, scope = product?.scope ?? .period
+            return AppsView.Product(
+                index: index, id: product?.id ?? "", appleID: product?.storeIDs[.apple] ?? "", googleID: product?.storeIDs[.google] ?? "",
+                kinds: ProductKind.allCases.map { .init(value: $0.rawValue, label: text["kind_" + $0.rawValue] ?? $0.rawValue, selected: $0 == kind) },
+                editions: product?.editions.map(String.init).joined(separator: ", ") ?? "",
+                credits: product.map { $0.kind == .credits ? String($0.credits) : "" } ?? "",
+                scopes: SubscriptionScope.allCases.map { .init(value: $0.rawValue, label: text["scope_" + $0.rawValue] ?? $0.rawValue, selected: $0 == scope) },
+                summary: product?.summary ?? "", isNew: product == nil, editable: editable)
+        }
+        let rows = products.enumerated().map { row($0.offset, $0.element) }
+        return AppsView.Products(editable: editable, hasProducts: !products.isEmpty, rows: rows + (editable ? [row(rows.count, nil)] : []))
+    }
+
+    /// One change to an app (`action`: `quota`, `add`, `remove`, `up`, `down`, `access`, `web_kiosk`, `products`), validated
     /// like the configuration file and written with the catalogue sync every writer uses.
     func changeApp(_ request: Request) async throws -> Response {
         try requireEditableCatalogue("managed_by_file")
@@ -53,6 +71,7 @@ extension ConsolePage {
         var catalogue = try await database.catalogue()
         guard let index = catalogue.apps.firstIndex(where: { $0.key == key }) else { throw KioskHTTPError.notFound("no app \"\(key)\"") }
         if form.text("action") == "web_kiosk" { return try await changeWebKiosk(of: key, in: catalogue, form: form) }
+        if form.text("action") == "products" { return try await changeProducts(of: key, in: catalogue, form: form) }
         var lines = catalogue.tariffLines.filter { $0.appKey == key }.sorted { $0.order < $1.order }
         let before = Self.describe(catalogue.apps[index], lines)
         let edition = Int(form.text("edition"), radix: 10)
@@ -133,4 +152,74 @@ extension ConsolePage {
 
     /// The most rows a web kiosk form is read for.
     static let maximumSections = 100
+
+    /// The products form's change: every row (`product_id_N`, `product_apple_id_N`, `product_google_id_N`,
+    /// `product_kind_N`, `product_editions_N`, `product_credits_N`, `product_scope_N`) in order, unless marked
+    /// `product_remove_N` or left without an id (the empty last row). Checked with the catalogue's rules
+    /// (`[StoreProduct].validate(in:)` through `Catalogue.validate`) and audited with the products before and
+    /// after; a refused form changes nothing.
+    private func changeProducts(of key: String, in catalogue: Catalogue, form: WebForm) async throws -> Response {
+        let stored = catalogue.products(of: key)
+        let wanted: [StoreProduct]
+        do {
+            wanted = try Self.products(of: key, from: form)
+        } catch {
+            return try await apps(notice: error.description, status: .unprocessableContent)
+        }
+        guard wanted != stored else { return redirect("/admin/apps#products-\(key)") }
+        var changed = catalogue
+        // The app's products take the place of its old ones, the other apps' keep theirs and their order.
+        changed.products = catalogue.products.filter { $0.appKey != key } + wanted
+        if let problem = problem(with: changed) { return try await apps(notice: problem, status: .unprocessableContent) }
+        if try await !database.syncCatalogue(changed, dryRun: false).isEmpty {
+            try await audit("app.products", key, before: Self.describe(stored), after: Self.describe(wanted))
+        }
+        return redirect("/admin/apps#products-\(key)")
+    }
+
+    /// How the audit log shows an app's products: each one's summary, or `none`.
+    static func describe(_ products: [StoreProduct]) -> String {
+        products.isEmpty ? "none" : products.map(\.summary).joined(separator: ", ")
+    }
+
+    /// The products a submitted form describes, in its rows' order. A field that cannot be read as the
+    /// form's control sends it (a kind, a scope, a number) is a `CatalogueProblem` naming the product.
+    static func products(of key: String, from form: WebForm) throws(CatalogueProblem) -> [StoreProduct] {
+        var products: [StoreProduct] = []
+        for row in 0..<maximumProducts {
+            guard form["product_id_\(row)"] != nil else { break }
+            let id = form.text("product_id_\(row)")
+            guard form["product_remove_\(row)"] == nil, !id.isEmpty else { continue }
+            func problem(_ field: String, _ rule: String) -> CatalogueProblem {
+                CatalogueProblem(.product(appKey: key, index: products.count), field: field, subject: "product \(id) of app \(key)", rule: rule)
+            }
+            guard let kind = ProductKind(rawValue: form.text("product_kind_\(row)")) else {
+                throw problem("kind", "must be issue, credits or subscription")
+            }
+            let scopeText = form.text("product_scope_\(row)")
+            guard let scope = scopeText.isEmpty ? .period : SubscriptionScope(rawValue: scopeText) else {
+                throw problem("scope", "must be period or all")
+            }
+            let creditsText = form.text("product_credits_\(row)")
+            guard let credits = creditsText.isEmpty ? 0 : Int(creditsText, radix: 10) else {
+                throw problem("credits", "must be a whole number")
+            }
+            var editions: [Int] = []
+            for word in form.text("product_editions_\(row)").split(whereSeparator: { $0 == "," || $0 == " " }) {
+                guard let edition = Int(word, radix: 10) else { throw problem("editions", "must be edition ids separated by commas") }
+                editions.append(edition)
+            }
+            var storeIDs: [Storefront: String] = [:]
+            for store in Storefront.allCases {
+                let storeID = form.text("product_\(store.rawValue)_id_\(row)")
+                if !storeID.isEmpty && storeID != id { storeIDs[store] = storeID }
+            }
+            products.append(StoreProduct(appKey: key, id: id, storeIDs: storeIDs, kind: kind, editions: editions, credits: credits,
+                                         scope: scope))
+        }
+        return products
+    }
+
+    /// The most rows a products form is read for.
+    static let maximumProducts = 200
 }

@@ -3,11 +3,13 @@ import HTTPTypes
 import Hummingbird
 
 /// The operator console at `/admin`: sign-in with a session cookie and lock-out, the dashboard, apps
-/// (demo quota, tariff lines), issues (upload with progress, withdraw, restore), readers, accounts, and the audit log.
+/// (demo quota, tariff lines, web kiosk, store products), issues (upload with progress, withdraw, restore),
+/// store purchases (find, release a device, revoke and restore), readers, accounts, and the audit log.
 ///
 /// Every form carries a CSRF token bound to the session (the sign-in form, to a nonce cookie); every
 /// change is validated like the configuration file, written to the database (so every instance sees it
-/// at once) and to the audit log. An `editor` may see the dashboard and publish; an `operator` may do all.
+/// at once) and to the audit log. An `editor` may see the dashboard and the purchases, and publish; an
+/// `operator` may do all.
 package struct ConsoleController {
     package init() {}
 
@@ -31,6 +33,9 @@ package struct ConsoleController {
         group.get("/admin/accounts", use: console { page, _ in try await page.accounts() })
         group.post("/admin/accounts", use: console { page, request in try await page.changeAccount(request) })
         group.post("/admin/accounts/sessions", use: console { page, _ in try await page.endOperatorSessions() })
+        group.get("/admin/purchases", use: console { page, request in try await page.purchases(request) })
+        group.get("/admin/purchase", use: console { page, request in try await page.purchase(request) })
+        group.post("/admin/purchase", use: console { page, _ in try await page.changePurchase() })
         group.get("/admin/audit", use: console { page, _ in try await page.audit() })
         group.get("/admin/console.js") { _, _ in
             Response(status: .ok, headers: [.contentType: "text/javascript; charset=utf-8", .cacheControl: "no-cache"],

@@ -70,6 +70,7 @@ struct ConsolePage: Sendable {
         var links = [("/admin", text["dashboard"] ?? ""), ("/admin/issues", text["issues"] ?? "")]
         if role.mayConfigure {
             links += [("/admin/apps", text["apps"] ?? ""), ("/admin/readers", text["readers"] ?? ""),
+                      ("/admin/purchases", text["purchases"] ?? ""),
                       ("/admin/accounts", text["accounts"] ?? ""), ("/admin/audit", text["audit"] ?? "")]
         }
         let frame = ConsoleRendering.Frame(
@@ -103,7 +104,7 @@ struct ConsolePage: Sendable {
     func dashboard(_ request: Request) async throws -> Response {
         let period = try Self.period(request, today: IssueDate(unixTime: now))
         let from = period.first, to = period.last
-        let statistics = try await database.statistics(StatisticsQuery(from: from, to: to, topIssues: 10))
+        let statistics = try await database.statistics(StatisticsQuery(from: from, to: to, topIssues: 10, now: now))
         let activity = try await database.activity(in: period)
         var byDay: [IssueDate: Int] = [:]
         for row in statistics.byEditionAndDay { byDay[row.day, default: 0] += row.downloads }
@@ -121,8 +122,29 @@ struct ConsolePage: Sendable {
             activeDevices: devicesByDay.sorted { $0.key > $1.key }.prefix(7).map { .init(name: $0.key.description, downloads: $0.value) },
             topIssues: statistics.topIssues.map { .init(name: "\($0.editionName) · \($0.date)", downloads: $0.downloads) },
             signInFailures: activity.signInFailures, bundleBuilds: activity.bundleBuilds,
-            bundleMegabytes: String(format: "%.1f", Double(activity.bundleBytes) / 1_000_000))
+            bundleMegabytes: String(format: "%.1f", Double(activity.bundleBytes) / 1_000_000),
+            store: Self.storeView(statistics.storePurchases))
         return render("console_dashboard", text["dashboard"] ?? "", view)
+    }
+
+    /// The dashboard's store purchases: per day (newest first, then the period's total) by kind, the
+    /// subscriptions active now, refunds, revenue per currency and the demo-to-purchase conversion.
+    static func storeView(_ store: KioskStatistics.StorePurchases) -> DashboardView.Store {
+        var byDay: [IssueDate: [ProductKind: Int]] = [:]
+        for row in store.byDayAndKind { byDay[row.day, default: [:]][row.kind, default: 0] += row.purchases }
+        func day(_ label: String, _ counts: [ProductKind: Int], total: Bool) -> DashboardView.Store.Day {
+            DashboardView.Store.Day(day: label, issue: counts[.issue] ?? 0, credits: counts[.credits] ?? 0,
+                                    subscription: counts[.subscription] ?? 0, total: counts.values.reduce(0, +), isTotal: total)
+        }
+        let days = byDay.sorted { $0.key > $1.key }.map { day($0.key.description, $0.value, total: false) }
+        return DashboardView.Store(
+            days: days.isEmpty ? [] : days + [day("", store.totalsByKind, total: true)],
+            activeSubscriptions: store.activeSubscriptions, refunds: store.refunds,
+            revenue: store.revenue.map { .init(currency: $0.currency, payments: $0.payments, amount: $0.amount) },
+            conversions: store.demoConversion.map {
+                .init(app: $0.appName.isEmpty ? $0.appKey : $0.appName, devices: $0.devices, purchased: $0.purchased,
+                      conversion: String(format: "%.1f %%", $0.conversionRate * 100))
+            })
     }
 
     /// The dashboard's `from` and `to` (`YYYY-MM-DD`, both optional: the 30 days up to `to`, which is

@@ -12,6 +12,19 @@ struct DashboardView {
     /// The period's failed sign-ins on record, and bundles built with their megabytes.
     var signInFailures, bundleBuilds: Int
     var bundleMegabytes: String
+    var store: Store
+
+    /// The period's store purchases (`KioskStatistics.StorePurchases`).
+    struct Store {
+        /// Purchases of a day by kind; the last row (`isTotal`) sums the period.
+        struct Day { var day: String; var issue, credits, subscription, total: Int; var isTotal: Bool }
+        struct Revenue { var currency: String; var payments: Int; var amount: String }
+        struct Conversion { var app: String; var devices, purchased: Int; var conversion: String }
+        var days: [Day]
+        var activeSubscriptions, refunds: Int
+        var revenue: [Revenue]
+        var conversions: [Conversion]
+    }
 }
 
 struct AppsView {
@@ -20,7 +33,16 @@ struct AppsView {
     struct App {
         var key, name: String; var demoQuota: Int; var editable: Bool; var lines: [Line]; var otherEditions: [Edition]
         var webKiosk: WebKiosk
+        var products: Products
     }
+    /// A choice of a `<select>`.
+    struct Option { var value, label: String; var selected: Bool }
+    /// A row of the products form; `isNew`: the empty last row, to add one.
+    struct Product {
+        var index: Int; var id, appleID, googleID: String; var kinds: [Option]; var editions, credits: String
+        var scopes: [Option]; var summary: String; var isNew, editable: Bool
+    }
+    struct Products { var editable, hasProducts: Bool; var rows: [Product] }
     /// A row of the web kiosk form; `isNew`: the empty last row, to add a section.
     struct Section { var index: Int; var name, path, aliases: String; var isDefault, isNew, editable: Bool }
     /// `baseURL` empty: Kiosk's own, at `ownURL`.
@@ -70,4 +92,34 @@ struct ReadersView {
 struct AuditView {
     struct Entry { var when, who, what, subject, before, after: String }
     var entries: [Entry]
+}
+
+struct PurchasesView {
+    struct Purchase {
+        var app, store, originalID, product, kind, holder, state: String
+        /// `purchase_active`, `purchase_expired` or `purchase_revoked`.
+        var stateName: String
+        var accessEnd, creditsLeft, issues, devices, url: String
+    }
+    var reader, device, id: String
+    var apps: [AppsView.Option]
+    var searched, hasPurchases: Bool
+    var purchases: [Purchase]
+    /// The list shows the newest `purchaseListLimit` only.
+    var limited: Bool
+}
+
+struct PurchaseView {
+    struct Device { var key: String; var releasable: Bool }
+    struct Payment { var id, paidAt, period, price: String; var revoked: Bool }
+    /// `subtype` nil when the store gave none.
+    struct Notice { var received, type: String; var subtype: String?; var outcome, id: String }
+    var purchase: PurchasesView.Purchase
+    var environment, accountToken, created, updated: String
+    var revokedByOperator: Bool
+    /// Whether the operator's role may act on it (the forms are shown).
+    var mayAct: Bool
+    var devices: [Device]
+    var payments: [Payment]
+    var notices: [Notice]
 }

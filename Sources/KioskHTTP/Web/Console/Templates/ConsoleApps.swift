@@ -93,6 +93,28 @@ extension WebTemplates {
     {{#editable}}<button type="submit">{{t.save}}</button>{{/editable}}
     </form>
     {{/webKiosk}}
+    {{#products}}
+    <h3 id="products-{{key}}">{{t.store_products}}</h3>
+    <form method="post" action="/admin/apps/{{key}}" aria-labelledby="products-{{key}}">
+    <input type="hidden" name="csrf" value="{{frame.csrf}}"><input type="hidden" name="action" value="products">
+    {{^hasProducts}}<p>{{t.no_products}}</p>{{/hasProducts}}
+    <table><caption>{{t.store_products}}</caption>
+    <thead><tr><th scope="col">{{t.product_id}}</th><th scope="col">{{t.apple_id}}</th><th scope="col">{{t.google_id}}</th><th scope="col">{{t.kind}}</th><th scope="col">{{t.product_editions}}</th><th scope="col">{{t.credits}}</th><th scope="col">{{t.scope}}</th><th scope="col">{{t.remove}}</th></tr></thead><tbody>
+    {{#rows}}<tr class="product"{{^isNew}} data-summary="{{summary}}"{{/isNew}}>
+    <td><input name="product_id_{{index}}" value="{{id}}" size="22" aria-label="{{#isNew}}{{t.new_product}}: {{t.product_id}}{{/isNew}}{{^isNew}}{{t.product_id}}: {{id}}{{/isNew}}"{{^editable}} disabled{{/editable}}></td>
+    <td><input name="product_apple_id_{{index}}" value="{{appleID}}" size="14" aria-label="{{#isNew}}{{t.new_product}}{{/isNew}}{{^isNew}}{{id}}{{/isNew}}: {{t.apple_id}}"{{^editable}} disabled{{/editable}}></td>
+    <td><input name="product_google_id_{{index}}" value="{{googleID}}" size="14" aria-label="{{#isNew}}{{t.new_product}}{{/isNew}}{{^isNew}}{{id}}{{/isNew}}: {{t.google_id}}"{{^editable}} disabled{{/editable}}></td>
+    <td><select name="product_kind_{{index}}" aria-label="{{#isNew}}{{t.new_product}}{{/isNew}}{{^isNew}}{{id}}{{/isNew}}: {{t.kind}}"{{^editable}} disabled{{/editable}}>{{#kinds}}<option value="{{value}}"{{#selected}} selected{{/selected}}>{{label}}</option>{{/kinds}}</select></td>
+    <td><input name="product_editions_{{index}}" value="{{editions}}" size="8" aria-label="{{#isNew}}{{t.new_product}}{{/isNew}}{{^isNew}}{{id}}{{/isNew}}: {{t.product_editions}}" aria-describedby="products-hint-{{key}}"{{^editable}} disabled{{/editable}}></td>
+    <td><input name="product_credits_{{index}}" value="{{credits}}" type="number" min="1" max="1000" style="width:5rem" aria-label="{{#isNew}}{{t.new_product}}{{/isNew}}{{^isNew}}{{id}}{{/isNew}}: {{t.credits}}"{{^editable}} disabled{{/editable}}></td>
+    <td><select name="product_scope_{{index}}" aria-label="{{#isNew}}{{t.new_product}}{{/isNew}}{{^isNew}}{{id}}{{/isNew}}: {{t.scope}}"{{^editable}} disabled{{/editable}}>{{#scopes}}<option value="{{value}}"{{#selected}} selected{{/selected}}>{{label}}</option>{{/scopes}}</select></td>
+    <td>{{^isNew}}<input type="checkbox" name="product_remove_{{index}}" value="1" aria-label="{{t.remove}}: {{id}}"{{^editable}} disabled{{/editable}}>{{/isNew}}</td>
+    </tr>{{/rows}}
+    </tbody></table>
+    <p id="products-hint-{{key}}">{{t.products_hint}}</p>
+    {{#editable}}<button type="submit">{{t.save}}</button>{{/editable}}
+    </form>
+    {{/products}}
     </section>
     {{/apps}}
     {{/content}}

@@ -102,6 +102,25 @@ extension WebTemplates {
     <section aria-labelledby="demos"><h2 id="demos">{{t.demos}}</h2>
     <table><thead><tr><th scope="col">{{t.app}}</th><th scope="col">{{t.devices_with_demos}}</th><th scope="col">{{t.demos_used}}</th><th scope="col">{{t.converted}}</th><th scope="col">{{t.conversion}}</th></tr></thead>
     <tbody>{{#demos}}<tr><th scope="row">{{app}}</th><td>{{devices}}</td><td>{{used}}</td><td>{{converted}}</td><td>{{conversion}}</td></tr>{{/demos}}</tbody></table></section>
+    {{#store}}
+    <section aria-labelledby="store"><h2 id="store">{{t.store_purchases}}</h2>
+    <div class="grid">
+    <table><tbody>
+    <tr><th scope="row">{{t.active_subscriptions}}</th><td id="active-subscriptions">{{activeSubscriptions}}</td></tr>
+    <tr><th scope="row">{{t.refunds}}</th><td id="refunds">{{refunds}}</td></tr>
+    </tbody></table>
+    <table><caption>{{t.revenue}}</caption><thead><tr><th scope="col">{{t.currency}}</th><th scope="col">{{t.payments}}</th><th scope="col">{{t.amount}}</th></tr></thead>
+    <tbody>{{#revenue}}<tr id="revenue-{{currency}}"><th scope="row">{{currency}}</th><td>{{payments}}</td><td>{{amount}}</td></tr>{{/revenue}}</tbody></table>
+    </div>
+    <h3 id="store-days">{{t.store_purchases_per_day}}</h3>
+    <table aria-labelledby="store-days"><thead><tr><th scope="col">{{t.day}}</th><th scope="col">{{t.kind_issue}}</th><th scope="col">{{t.kind_credits}}</th><th scope="col">{{t.kind_subscription}}</th><th scope="col">{{t.purchases}}</th></tr></thead>
+    <tbody>{{#days}}<tr{{#isTotal}} id="store-total"{{/isTotal}}><th scope="row">{{#isTotal}}Σ{{/isTotal}}{{^isTotal}}{{day}}{{/isTotal}}</th><td>{{issue}}</td><td>{{credits}}</td><td>{{subscription}}</td><td>{{total}}</td></tr>{{/days}}</tbody></table>
+    {{^days}}<p>{{t.no_results}}</p>{{/days}}
+    <h3 id="demo-purchases">{{t.demo_purchases}}</h3>
+    <table aria-labelledby="demo-purchases"><thead><tr><th scope="col">{{t.app}}</th><th scope="col">{{t.devices_with_demos}}</th><th scope="col">{{t.purchased}}</th><th scope="col">{{t.conversion}}</th></tr></thead>
+    <tbody>{{#conversions}}<tr><th scope="row">{{app}}</th><td>{{devices}}</td><td>{{purchased}}</td><td>{{conversion}}</td></tr>{{/conversions}}</tbody></table>
+    </section>
+    {{/store}}
     {{/content}}
     {{/main}}{{/console_layout}}
     """#
