@@ -14,7 +14,9 @@
 - GET /oauth2/v3/certs: a JWKS of the published OIDC test keys.
 - Test commands, one JSON object a line on stdin, each answered by one JSON line on stdout: {"op": "state"}
   (counts and recorded calls), {"op": "mint", "claims", "key", "kid", "alg"} (an OIDC token signed as asked),
-  {"op": "publish", "kid"} (publish another test key in the JWKS).
+  {"op": "publish", "kid"} (publish another test key in the JWKS), {"op": "put", "kind": "subscription" or
+  "product", "token", "productId" (products only), "purchase"} (add or replace a purchase, as Google's own state
+  changes after a refund; answers {}).
 
 HTTPS only, as Google serves: on start it makes a test certificate authority (DIR/ca.pem), a server certificate
 for 127.0.0.1 (an IP subjectAltName, serverAuth) signed by it, and another authority that signed nothing
@@ -235,6 +237,15 @@ class State:
             with self.lock:
                 if request["kid"] not in self.published:
                     self.published.append(request["kid"])
+            return {}
+        if op == "put":
+            with self.lock:
+                if request["kind"] == "subscription":
+                    self.subscriptions[request["token"]] = request["purchase"]
+                elif request["kind"] == "product":
+                    self.products.setdefault(request["productId"], {})[request["token"]] = request["purchase"]
+                else:
+                    raise ValueError("unknown kind " + str(request["kind"]))
             return {}
         raise ValueError("unknown command " + op)
 
