@@ -6,7 +6,7 @@ extension PostgresKioskStore {
     static let copiedTables = [
         "publications", "editions", "sections", "apps", "tariff_lines", "app_web_kiosks", "store_products", "issues", "pages", "page_texts", "withdrawn_page_texts", "users", "subscriptions",
         "identities", "demo_counters", "demo_grants", "downloads", "download_counts", "sign_in_failures", "active_identities",
-        "audit_log", "accounts", "bundle_builds",
+        "audit_log", "accounts", "bundle_builds", "store_purchases", "store_purchase_devices", "store_payments", "store_notices",
     ]
 
     /// Stands for NULL in the text arrays of a copy (postgres-nio's arrays have no NULL elements).
@@ -15,7 +15,9 @@ extension PostgresKioskStore {
     /// Copies every table of `source` here in one transaction, then compares row counts and checksums
     /// table by table and commits only if all match. An empty target is filled; a target that already
     /// matches the source is left as it is (running again is safe); any other target is refused unless
-    /// `replace`, which empties it first. `progress` hears (table, rows copied).
+    /// `replace`, which empties it first. `progress` hears (table, rows copied). Columns PostgreSQL always
+    /// computes itself (generated, or `GENERATED ALWAYS AS IDENTITY` as `store_notices.seq`, which SQLite
+    /// lacks) are neither copied nor checked: PostgreSQL fills them as the rows arrive.
     package func copy(from source: any TableExport, replace: Bool,
                      progress: @escaping @Sendable (String, Int) -> Void = { _, _ in }) async throws -> [TableCopyReport] {
         try await changingCatalogue(bounded: false) { [self] c in
@@ -25,6 +27,7 @@ extension PostgresKioskStore {
                 let columns = try await c.rows("""
                     SELECT column_name::text, data_type::text FROM information_schema.columns
                     WHERE table_schema = current_schema() AND table_name = \(table) AND is_generated = 'NEVER'
+                        AND identity_generation IS DISTINCT FROM 'ALWAYS'
                     ORDER BY ordinal_position
                     """, (String, String).self, logger: logger).map { (name: $0.0, type: $0.1) }
                 tables.append((table, columns))

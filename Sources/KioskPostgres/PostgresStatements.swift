@@ -151,4 +151,45 @@ enum Statements {
         var arguments: [any PostgresThrowingDynamicTypeEncodable] { [userID] }
         func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
     }
+
+    struct StoreProducts: PreparedRead {
+        static let sql = """
+            SELECT app_key, id, apple_id, google_id, kind, editions, credits, scope FROM store_products
+            WHERE app_key = $1 ORDER BY position
+            """
+        typealias Row = (String, String, String?, String?, String, String, Int, String)
+        var appKey: String
+        var arguments: [any PostgresThrowingDynamicTypeEncodable] { [appKey] }
+        func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
+    }
+
+    /// The purchases a reader holds in an app (`$2` other than 0), and those that open on device `$3`.
+    struct HeldPurchases: PreparedRead {
+        static let sql = """
+            SELECT \(PostgresKioskStore.purchaseColumns) FROM store_purchases p
+            WHERE p.app_key = $1::text AND (($2::bigint <> 0 AND p.user_id = $2::bigint) OR p.id IN (
+                SELECT purchase_id FROM store_purchase_devices WHERE app_key = $1::text AND device_key = $3::text))
+            ORDER BY p.id
+            """
+        typealias Row = PostgresKioskStore.PurchaseColumns
+        var appKey: String
+        var userID: Int
+        var deviceKey: String
+        var arguments: [any PostgresThrowingDynamicTypeEncodable] { [appKey, userID, deviceKey] }
+        func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
+    }
+
+    /// One purchase, by its name, with its row's id.
+    struct Purchase: PreparedRead {
+        static let sql = """
+            SELECT \(PostgresKioskStore.purchaseColumns), p.id FROM store_purchases p
+            WHERE p.app_key = $1 AND p.store = $2 AND p.original_id = $3
+            """
+        typealias Row = PostgresKioskStore.PurchaseColumnsWithID
+        var appKey: String
+        var store: String
+        var originalID: String
+        var arguments: [any PostgresThrowingDynamicTypeEncodable] { [appKey, store, originalID] }
+        func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
+    }
 }

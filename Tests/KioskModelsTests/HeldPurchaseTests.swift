@@ -108,3 +108,23 @@ import Testing
         #expect(try held.claim(by: Self.claimant(0, "d3"), deviceLimit: 2, at: 0), "the freed place is used again")
     }
 }
+
+extension HeldPurchaseTests {
+    @Test func aGoogleRefundIsNotUndoneByALaterLookup() {
+        let paid = StoreFacts(store: .google, originalID: "token", storeProductID: "cat.quiosc.mensual", environment: "Production",
+                              payment: StorePayment(id: "GPA.1", paidAt: 10, period: PaidPeriod(start: 10, end: 10 + 30 * Self.day), signedAt: 10))
+        var held = HeldPurchase(appKey: "quiosc", facts: paid, product: Self.monthly, at: 0)
+        var voided = paid
+        voided.payment?.revoked = true
+        voided.payment?.signedAt = 20
+        held.apply(voided, at: 0)
+        #expect(held.purchase.revoked)
+        var lookup = paid
+        lookup.payment?.signedAt = 30
+        held.apply(lookup, at: 0)
+        #expect(held.purchase.revoked, "Google's lookup says nothing of the refund")
+        var apple = HeldPurchase(appKey: "quiosc", facts: Self.renewal(0, revoked: true, signedAt: 20), product: Self.monthly, at: 0)
+        apple.apply(Self.renewal(0, revoked: false, signedAt: 30), at: 0)
+        #expect(!apple.purchase.revoked, "Apple's reversal is a later signed word")
+    }
+}

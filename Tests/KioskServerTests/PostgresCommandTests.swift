@@ -1,4 +1,6 @@
 import Foundation
+import KioskModels
+import KioskSQLite
 import KioskTestSupport
 import Testing
 @testable import KioskConfig
@@ -68,12 +70,27 @@ struct DatabaseCopyTests {
                                                      "--edition", "1", "--until", "2030-01-01"])
         #expect(subscribe.status == 0, "\(subscribe.errors)")
         _ = try await runClient("python3", [TestKiosk.repositoryRoot + "/Benchmarks/stats_bench_data.py", sqlite, "3000"])
+        try await Self.addPurchases(to: sqlite)
         try await TestPostgresServer.withDatabase { target in
             let first = try await ServerProcess.run(["db", "copy", "--config", config, "--database", sqlite, "--to", target])
             #expect(first.status == 0, "\(first.errors)")
             #expect(first.output.contains("downloads: 3000 rows, checksum"), "\(first.output)")
             #expect(first.output.contains("every table checked"))
             #expect(try await TestPostgresServer.psql(target, "SELECT COUNT(*) FROM downloads") == "3000")
+            // Purchases with their devices, payments (a price unknown, one revoked by an operator) and notices;
+            // `store_notices.seq` is PostgreSQL's own, filled as the rows arrive.
+            #expect(first.output.contains("store_purchases: 3 rows, checksum"), "\(first.output)")
+            #expect(first.output.contains("store_purchase_devices: 2 rows, checksum"), "\(first.output)")
+            #expect(first.output.contains("store_payments: 3 rows, checksum"), "\(first.output)")
+            #expect(first.output.contains("store_notices: 4 rows, checksum"), "\(first.output)")
+            #expect(try await TestPostgresServer.psql(target, """
+                SELECT string_agg(concat_ws(':', user_id, device_key, revoked), ' ' ORDER BY original_id) FROM store_purchases
+                """) == "0::t 1::f 0:d-1:f")
+            #expect(try await TestPostgresServer.psql(target, """
+                SELECT string_agg(concat_ws(':', id, coalesce(price::text, '-'), coalesce(currency, '-'), revoked), ' ' ORDER BY id)
+                FROM store_payments
+                """) == "t-1:4990:EUR:t t-2:-:-:f t-3:4990:EUR:f")
+            #expect(try await TestPostgresServer.psql(target, "SELECT COUNT(DISTINCT seq) FROM store_notices") == "4")
 
             // The same statistics from both databases, byte for byte.
             let fromSQLite = try await ServerProcess.run(["stats", "--config", config, "--database", sqlite, "--format", "json"])
@@ -85,7 +102,7 @@ struct DatabaseCopyTests {
             let again = try await ServerProcess.run(["db", "copy", "--config", config, "--database", sqlite, "--to", target])
             #expect(again.status == 0, "\(again.errors)")
             let tables = { (text: String) in text.split(separator: "\n").filter { $0.contains(" rows, checksum ") } }
-            #expect(tables(again.output) == tables(first.output) && tables(first.output).count == 23, "\(again.output)")
+            #expect(tables(again.output) == tables(first.output) && tables(first.output).count == 27, "\(again.output)")
             #expect(try await TestPostgresServer.psql(target, "SELECT COUNT(*) FROM downloads") == "3000")
 
             // The target moves on (an instance on PostgreSQL took a user): a copy would lose it, so it is refused.
@@ -95,6 +112,12 @@ struct DatabaseCopyTests {
             #expect(try await TestPostgresServer.psql(target, """
                 INSERT INTO users (username, name, email, password_hash, created_at) VALUES ('bernat', '', '', 'x', 0) RETURNING id
                 """) == "\(maxID + 1)")
+            // So does the purchases' (a store purchase stored here next is not given a copied id).
+            let purchaseID = try #require(Int(try await TestPostgresServer.psql(target, "SELECT MAX(id) FROM store_purchases")))
+            #expect(try await TestPostgresServer.psql(target, """
+                INSERT INTO store_purchases (app_key, store, original_id, product_id, kind, created_at, updated_at, details)
+                VALUES ('quiosc', 'apple', '9999', 'p', 'issue', 0, 0, '{}') RETURNING id
+                """) == "\(purchaseID + 1)")
             let refused = try await ServerProcess.run(["db", "copy", "--config", config, "--database", sqlite, "--to", target])
             #expect(refused.status != 0)
             #expect(refused.errors.contains("already holds other data (users: \(users + 1) rows); give --replace"), "\(refused.errors)")
@@ -104,7 +127,40 @@ struct DatabaseCopyTests {
             #expect(replaced.status == 0, "\(replaced.errors)")
             #expect(try await TestPostgresServer.psql(target, "SELECT COUNT(*) FROM users WHERE username = 'bernat'") == "0")
             #expect(try await TestPostgresServer.psql(target, "SELECT COUNT(*) FROM users") == "\(users)")
+            #expect(try await TestPostgresServer.psql(target, "SELECT COUNT(*) FROM store_purchases") == "3")
         }
+    }
+
+    /// Three purchases in the SQLite database through its store: unclaimed (revoked by an operator), a reader's
+    /// (its price unknown), a device's restored on a second device; each with a notice, and one notice alone.
+    static func addPurchases(to path: String) async throws {
+        let store = try SQLiteKioskStore(path: path)
+        let t: Int64 = 1_748_779_200
+        let product = StoreProduct(appKey: "quiosc", id: "cat.quiosc.mensual", kind: .subscription, scope: .all)
+        for n in 1...3 {
+            let facts = StoreFacts(store: .apple, originalID: "100\(n)", storeProductID: product.id, environment: "Production",
+                                   payment: StorePayment(id: "t-\(n)", paidAt: t, period: PaidPeriod(start: t, end: t + 2_592_000),
+                                                         price: n == 2 ? nil : 4_990, currency: n == 2 ? nil : "EUR",
+                                                         signedAt: t * 1_000))
+            let notice = StoreNoticeRecord(store: .apple, id: "n-\(n)", appKey: "quiosc", type: "SUBSCRIBED", subtype: "INITIAL_BUY",
+                                           originalID: facts.originalID, receivedAt: t, outcome: "applied")
+            let stored = try await store.changePurchase(appKey: "quiosc", store: .apple, originalID: facts.originalID,
+                                                        recording: notice) { held in
+                var new = HeldPurchase(appKey: "quiosc", facts: facts, product: product, at: t)
+                switch n {
+                case 1: new.setRevokedByOperator(true, at: t)
+                case 2: try new.claim(by: PurchaseClaimant(userID: 1, deviceKey: "d-1", accountTokens: []), deviceLimit: 2, at: t)
+                default:
+                    try new.claim(by: PurchaseClaimant(userID: 0, deviceKey: "d-1", accountTokens: []), deviceLimit: 2, at: t)
+                    try new.claim(by: PurchaseClaimant(userID: 0, deviceKey: "d-2", accountTokens: []), deviceLimit: 2, at: t)
+                }
+                held = new
+                return true
+            }
+            #expect(stored == true)
+        }
+        #expect(try await store.recordNotice(StoreNoticeRecord(store: .google, id: "g-1", appKey: "quiosc", type: "TEST", subtype: "",
+                                                               originalID: "", receivedAt: t, outcome: "recorded")))
     }
 }
 

@@ -14,6 +14,7 @@ public struct StoreConformance: Sendable {
         case users, subscriptions, identities, importedIdentities, activity, downloads
         case demoQuota, demoGrants, signInFailures, statistics, catalogueVersion, search
         case console, accounts, editionIssues, restoring, webKiosks, storeProducts
+        case purchases, purchaseRaces
     }
 
     let makeStore: StoreFactory
@@ -47,6 +48,8 @@ public struct StoreConformance: Sendable {
         case .search: try await search()
         case .webKiosks: try await webKiosks()
         case .storeProducts: try await storeProducts()
+        case .purchases: try await purchases()
+        case .purchaseRaces: try await purchaseRaces()
         }
     }
 

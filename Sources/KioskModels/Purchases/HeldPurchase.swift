@@ -64,7 +64,14 @@ public struct HeldPurchase: Sendable, Hashable {
         if accountToken == nil, let token = facts.accountToken { accountToken = token }
         if let payment = facts.payment {
             if let index = payments.firstIndex(where: { $0.id == payment.id }) {
-                if payment.signedAt > payments[index].signedAt { payments[index] = payment }
+                if payment.signedAt > payments[index].signedAt {
+                    var payment = payment
+                    // Google answers a lookup with the purchase as it stands, with no word of a refund: only its
+                    // voided-purchase notice says so, and nothing reverses that.
+                    if purchase.store == .google && payments[index].revoked { payment.revoked = true }
+                    payments[index] = payment
+                    payments.sort { ($0.paidAt, $0.id) < ($1.paidAt, $1.id) }
+                }
             } else {
                 payments.append(payment)
                 payments.sort { ($0.paidAt, $0.id) < ($1.paidAt, $1.id) }
