@@ -483,12 +483,17 @@ class Kiosk:
         for instance in rest:
             self.wait_listening(instance)
         for instance in self.instances:
-            answer = outcome(lambda: self.client(instance.index).call("epquiosc.getEdicions", APP, ""))
-            if answer[0] != "ok":
-                raise SetupError(f"instance {instance.index} answered its first call with {describe(answer)}")
-            listed = {(int(e["id"]), e.get("data")) for e in answer[1]} if isinstance(answer[1], list) else set()
-            if not {1, 2, 8} <= {edition for edition, _ in listed}:
-                raise SetupError(f"instance {instance.index} lists {sorted(listed)}: the Samples were not published")
+            deadline = time.time() + 60
+            while True:
+                answer = outcome(lambda: self.client(instance.index).call("epquiosc.getEdicions", APP, ""))
+                if answer[0] != "ok":
+                    raise SetupError(f"instance {instance.index} answered its first call with {describe(answer)}")
+                listed = {int(e["id"]) for e in answer[1]}
+                if {1, 2, 8} <= listed:
+                    break
+                if time.time() > deadline:
+                    raise SetupError(f"instance {instance.index} lists editions {sorted(listed)}: the Samples were not published")
+                time.sleep(0.2)
 
     def launch(self, instance):
         with open(instance.log, "a") as log:
@@ -1264,8 +1269,9 @@ class Driver:
         token = "gsub-s8-purchase-token-0001"
         order = "GPA.3300-0000-0008-00001"
         now = time.time()
-        expiry = now + 30 * 86400
-        self.google.put_subscription(token, google_subscription(ALL2, order, now - 86400, expiry, account=compte))
+        start, expiry = at("2025-05-15T08:00:00"), now + 30 * 86400
+        fins = day(expiry - 1)
+        self.google.put_subscription(token, google_subscription(MONTHLY, order, start, expiry, account=compte))
         state0 = self.google.state()
         message_id = "8" + str(int(now * 1000))
         purchased = developer_notification("subscriptionNotification", {
@@ -1279,19 +1285,19 @@ class Driver:
         s.expect(reads and acks and acks[0] > reads[0],
                  f"the Play Developer API calls for the push were {calls}: expected the subscription read, then acknowledged")
         acknowledged = [a for a in state1["acknowledged"] if a["token"] == token]
-        s.expect(acknowledged == [{"kind": "subscription", "id": ALL2, "token": token}],
+        s.expect(acknowledged == [{"kind": "subscription", "id": MONTHLY, "token": token}],
                  f"the stand-in recorded acknowledgements {acknowledged}, expected one of the subscription")
         again = self.post_google(1, purchased, message_id=message_id)
         s.expect(again == (200, "duplicate"), f"the same Pub/Sub message again answered {again}, expected 200 duplicate")
-        self.expect_access(s, android, {I2: False}, "pushed but not registered by the app yet (unclaimed)")
-        registered = android.buy("google", {"producte": ALL2, "token": token}, instance=0)
+        self.expect_access(s, android, {I1A: False}, "pushed but not registered by the app yet (unclaimed)")
+        registered = android.buy("google", {"producte": MONTHLY, "token": token}, instance=0)
         if self.expect_ok(s, registered, "registrarCompra of the Google subscription"):
-            self.expect_compra(s, compra_of(registered), "the Google subscription", producte=ALL2, tipus="subscription",
-                               estat="activa", fins=day(expiry - 1))
-            self.expect_editions(s, registered[1], {2: day(expiry - 1), 8: ""}, "the Google `all` subscription of edition 2")
-        self.expect_access(s, android, {I2: True, I1A: False, I1B: False}, "the registered Google subscription")
+            self.expect_compra(s, compra_of(registered), "the Google subscription", producte=MONTHLY, tipus="subscription",
+                               estat="activa", fins=fins)
+            self.expect_editions(s, registered[1], {1: fins, 2: fins, 8: ""}, "the Google subscription")
+        self.expect_access(s, android, {I1A: True, I1B: True, I2: True}, "the registered Google subscription")
         stranger = self.device("s8-stranger", USERS[10], instance=0)
-        self.expect_fault(s, stranger.buy("google", {"producte": ALL2, "token": token}), 9,
+        self.expect_fault(s, stranger.buy("google", {"producte": MONTHLY, "token": token}), 9,
                           "another reader registering the Google subscription")
         acknowledged = [a for a in self.google.state()["acknowledged"] if a["token"] == token]
         s.expect(len(acknowledged) == 1, f"the subscription was acknowledged {len(acknowledged)} times, expected once")
@@ -1299,18 +1305,39 @@ class Driver:
             "purchaseToken": token, "orderId": order, "productType": 1, "refundType": 1})
         answer = self.post_google(1, voided)
         s.expect(answer == (200, "applied"), f"voidedPurchaseNotification answered {answer}, expected 200 applied")
-        self.expect_access(s, android, {I2: False}, "the voided subscription")
+        self.expect_access(s, android, {I1A: False, I1B: False, I2: False}, "the voided subscription")
         registration = android.registration(instance=0)
         self.expect_editions(s, registration, {8: ""}, "the voided subscription")
-        # Google's own state after a refund: expired, the same order. A restore must not bring it back.
-        self.google.put_subscription(token, google_subscription(ALL2, order, now - 86400, time.time() - 1, account=compte,
+        # Google's own state after a refund that revokes: expired at the refund, the same order. A restore (what a
+        # new device's "Restore purchases" sends) must not bring it back.
+        self.google.put_subscription(token, google_subscription(MONTHLY, order, start, time.time() - 1, account=compte,
                                                                 state="SUBSCRIPTION_STATE_EXPIRED", acknowledged=True))
         tablet = self.device("s8-tablet", USERS[9], instance=1)
-        restored = tablet.restore("google", [{"producte": ALL2, "token": token}])
-        s.report["restore_after_void"] = (compra_of((restored[0], {"compra": (restored[1].get("compres") or [None])[0]}))
-                                          if restored[0] == "ok" else describe(restored))
-        self.expect_access(s, tablet, {I2: False}, "restored after the refund (Google: expired)")
-        self.expect_access(s, android, {I2: False}, "the first device after the restore")
+        restored = tablet.restore("google", [{"producte": MONTHLY, "token": token}])
+        s.report["restore_after_void"] = ((restored[1].get("compres") or [None])[0] if restored[0] == "ok"
+                                          else describe(restored))
+        self.expect_access(s, tablet, {I1A: False, I1B: False, I2: False}, "restored after the refund (Google: expired)")
+        # An `all` subscription of edition 2: opens every issue of edition 2 while paid, nothing once it lapses.
+        all_token, all_order = "gsub-s8-purchase-token-0002", "GPA.3300-0000-0008-00002"
+        all_expiry = now + 7 * 86400
+        self.google.put_subscription(all_token, google_subscription(ALL2, all_order, now - 86400, all_expiry, account=compte))
+        registered = tablet.buy("google", {"producte": ALL2, "token": all_token})
+        if self.expect_ok(s, registered, "registrarCompra of the Google `all` subscription"):
+            self.expect_compra(s, compra_of(registered), "the `all` subscription", producte=ALL2, estat="activa",
+                               fins=day(all_expiry - 1))
+            self.expect_editions(s, registered[1], {2: day(all_expiry - 1), 8: ""}, "the `all` subscription of edition 2")
+        self.expect_access(s, android, {I2: True, I1A: False}, "the `all` subscription of edition 2 (paid from yesterday)")
+        self.google.put_subscription(all_token, google_subscription(ALL2, all_order, now - 86400, time.time() - 1,
+                                                                    account=compte, state="SUBSCRIPTION_STATE_EXPIRED",
+                                                                    acknowledged=True))
+        expired = developer_notification("subscriptionNotification", {
+            "version": "1.0", "notificationType": 13, "purchaseToken": all_token})
+        answer = self.post_google(0, expired)
+        s.expect(answer == (200, "applied"), f"SUBSCRIPTION_EXPIRED answered {answer}, expected 200 applied")
+        self.expect_access(s, android, {I2: False}, "the lapsed `all` subscription")
+        self.expect_editions(s, android.registration(instance=1), {8: ""}, "the lapsed `all` subscription")
+        acknowledged = [a for a in self.google.state()["acknowledged"] if a["token"] == all_token]
+        s.expect(len(acknowledged) == 1, f"the `all` subscription was acknowledged {len(acknowledged)} times, expected once")
 
     # 9. Two devices at the same moment
 
