@@ -4,6 +4,7 @@ import KioskConfig
 import KioskModels
 import KioskPurchases
 import NIOSSL
+import SwiftASN1
 import Synchronization
 import X509
 

@@ -27,8 +27,8 @@ instance, and on the `edicions`/`fins` of registrar's answer):
   issue      an Apple issue purchase opens exactly the issue named; registering it again (5 times, on
              every instance) answers the same and grants nothing more; no issue named: -32602, nothing kept.
   pack       a Google pack of 2 (the stand-in's purchases.json): two credits open two issues, the third is
-             fault 5, an issue already opened costs nothing; the stand-in saw the consume after the grant,
-             once; a pack bought for another account is fault 9 and is not consumed.
+             fault 5, an issue already opened costs nothing; the stand-in was asked to consume it once, when the
+             purchase was already in the database; a pack bought for another account is fault 9 and is not consumed.
   renewals   an Apple `period` subscription through SUBSCRIBED, DID_FAIL_TO_RENEW (GRACE_PERIOD),
              GRACE_PERIOD_EXPIRED, DID_RENEW, EXPIRED, SUBSCRIBED (RESUBSCRIBE), REFUND and REFUND_REVERSED
              posted to /store/apple/quiosc: after each, what opens and registrarCompra's estat/fins.
@@ -42,9 +42,10 @@ instance, and on the `edicions`/`fins` of registrar's answer):
   whose      another reader's account token: fault 9; an anonymous purchase restored on a second device,
              refused on a third (limit 2); the buyer's device signs in and the purchase is the reader's (it
              opens on a new device of the reader); the same for a device the purchase was restored on.
-  google     a Google `all` subscription through Pub/Sub: SUBSCRIPTION_PURCHASED is acknowledged after the
-             grant; the reader registers it; a voidedPurchaseNotification revokes it, and a restore after
-             Google's state says expired does not bring it back.
+  google     a Google `period` subscription through Pub/Sub: SUBSCRIPTION_PURCHASED is acknowledged once it
+             is stored; the reader registers it; a voidedPurchaseNotification revokes it, and a restore once
+             Google says expired does not bring it back. An `all` subscription of edition 2 opens while paid
+             and nothing once SUBSCRIPTION_EXPIRED.
   race       two readers registering one Apple transaction at the same moment on two instances: exactly one
              holds it; one reader on two devices at once: both succeed.
 
@@ -56,6 +57,7 @@ import argparse
 import base64
 import datetime
 import hashlib
+import hmac
 import json
 import os
 import re
@@ -67,7 +69,6 @@ import threading
 import time
 import traceback
 import uuid
-import xmlrpc.client
 
 import jwt
 import yaml
@@ -80,7 +81,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 import crash_check  # noqa: E402  (Tests/Clients/crash_check.py)
-from cluster import Client, HTTPStatusError, SetupError, describe, outcome  # noqa: E402
+from cluster import Client, SetupError, describe, outcome  # noqa: E402
 
 SECRET = "purchases-test-secret-" + "p" * 24
 APP = "quiosc"
@@ -724,14 +725,18 @@ class Driver:
         return self.kiosk.post(index, f"/store/google/{APP}", body or push_body(notification, message_id), headers)
 
     def all_at_once(self, calls):
-        """Runs each call in its own thread, released together; their results in order."""
+        """Runs each call in its own thread, released together: (their results in order, whether all of them
+        were in flight at one moment)."""
         barrier = threading.Barrier(len(calls))
         results = [None] * len(calls)
+        spans = [(0.0, 0.0)] * len(calls)
 
         def run(i, call):
             try:
                 barrier.wait(timeout=30)
+                started = time.monotonic()
                 results[i] = call()
+                spans[i] = (started, time.monotonic())
             except Exception as error:  # noqa: BLE001 - reported as the result
                 results[i] = ("error", f"{type(error).__name__}: {error}")
         threads = [threading.Thread(target=run, args=(i, c)) for i, c in enumerate(calls)]
@@ -739,7 +744,35 @@ class Driver:
             thread.start()
         for thread in threads:
             thread.join(timeout=120)
-        return results
+        return results, max(start for start, _ in spans) < min(end for _, end in spans)
+
+    def stored(self, original_id):
+        """Whether the database holds the purchase (read directly, as an operator would)."""
+        db = crash_check.Database(self.kiosk.database)
+        try:
+            return int(db.one(f"SELECT count(*) FROM store_purchases WHERE original_id = '{original_id}'")) > 0
+        finally:
+            db.close()
+
+    def expect_stored_before_settled(self, s, call, token, action, what):
+        """Runs `call`; once the stand-in is asked to `action` the purchase `token` (it then waits before it
+        answers: `_settle_delay`), the purchase must already be in the database: Google is told of a grant only
+        once the grant is committed. Returns the call's result."""
+        result = {}
+        thread = threading.Thread(target=lambda: result.update(value=call()))
+        thread.start()
+        seen = None
+        deadline = time.time() + 20
+        while seen is None and time.time() < deadline and thread.is_alive():
+            if any(c["action"] == action and c["segments"][-1] == token for c in self.google.state()["apiCalls"]):
+                seen = self.stored(token)
+            else:
+                time.sleep(0.005)
+        thread.join(timeout=60)
+        s.expect(seen is not None, f"{what}: the stand-in was not asked to {action} the purchase while the call ran")
+        s.expect(seen is not False, f"{what}: when the stand-in was asked to {action} the purchase, the database did not "
+                                    f"hold it yet: the store must be told only once the grant is committed")
+        return result.get("value", ("error", "the call did not finish"))
 
     # 0. The payloads are Apple's
 
@@ -878,7 +911,9 @@ class Driver:
         device = self.device("s3-android", instance=1)
         token = "gpack-s3-purchase-token-0001"
         state0 = self.google.state()
-        first = device.buy("google", {"producte": PACK, "token": token}, instance=0)
+        first = self.expect_stored_before_settled(
+            s, lambda: device.buy("google", {"producte": PACK, "token": token}, instance=0), token, "consume",
+            "registrarCompra of the Google pack")
         if not self.expect_ok(s, first, "registrarCompra of the Google pack"):
             return
         self.expect_compra(s, compra_of(first), "the pack", producte=PACK, tipus="credits", estat="activa", fins="",
@@ -1034,7 +1069,8 @@ class Driver:
                  f"the same notification 5 times answered {answers}, expected 200 applied then 4 times 200 duplicate")
         self.expect_access(s, x, {I1B: True}, "in grace")
         # Another, 10 times at once on every instance.
-        together = self.all_at_once([lambda n=n: self.post_apple(n, renew_n) for n in range(10)])
+        together, overlapped = self.all_at_once([lambda n=n: self.post_apple(n, renew_n) for n in range(10)])
+        s.report["together_overlapped"] = overlapped
         applied = sum(1 for a in together if a == (200, "applied"))
         duplicates = sum(1 for a in together if a == (200, "duplicate"))
         s.expect(applied == 1 and duplicates == 9,
@@ -1074,7 +1110,6 @@ class Driver:
                                                                    serialization.PublicFormat.SubjectPublicKeyInfo)
         hs_header = {"alg": "HS256", "x5c": self.apple_ca.x5c}
         hs_input = f"{b64url(json.dumps(hs_header).encode())}.{b64url(json.dumps(good).encode())}"
-        import hmac
         hs256 = hs_input + "." + b64url(hmac.new(leaf_public, hs_input.encode(), hashlib.sha256).digest())
         future = dict(good, signedDate=int((now + 3600) * 1000))
         cases = {
@@ -1254,12 +1289,17 @@ class Driver:
         b2 = self.device("s7-b2", instance=1)
         self.expect_ok(s, b2.restore("apple", [b_jws]), "restaurarCompres of (b) on a second device")
         b2.register(USERS[8], instance=0)
+        self.expect_access(s, b2, {I2: True}, "the device (b) was restored on, signed in")
         b3 = self.device("s7-b3", USERS[8], instance=1)
-        self.expect_access(s, b3, {I2: True}, "a new device of the reader who signed in on the device (b) was restored on "
-                                              "(HeldPurchase.claim: a device's purchase moves to the reader who signs in "
+        self.expect_access(s, b3, {I2: True}, "a new device of the reader who signed in on a device (b) was restored on "
+                                              "(docs/purchases.md: when that device signs in they become the reader's; "
+                                              "HeldPurchase.claim: a device's purchase moves to the reader who signs in "
                                               "on one of its devices)")
         b3_restore = b3.restore("apple", [b_jws])
-        s.report["b_restored_by_reader"] = describe(b3_restore) if b3_restore[0] != "ok" else "ok"
+        s.report["b_restored_on_readers_new_device"] = describe(b3_restore) if b3_restore[0] != "ok" else "ok"
+        # The signed-in device registering it again moves it (HeldPurchase.claim), whatever the sign-in did.
+        self.expect_ok(s, b2.restore("apple", [b_jws]), "the signed-in device (b) restoring the purchase")
+        self.expect_access(s, b3, {I2: True}, "the reader's new device once the signed-in device (b) restored it")
 
     # 8. Google Play subscription through Pub/Sub
 
@@ -1271,12 +1311,14 @@ class Driver:
         now = time.time()
         start, expiry = at("2025-05-15T08:00:00"), now + 30 * 86400
         fins = day(expiry - 1)
-        self.google.put_subscription(token, google_subscription(MONTHLY, order, start, expiry, account=compte))
+        self.google.put_subscription(token, dict(google_subscription(MONTHLY, order, start, expiry, account=compte),
+                                                 _settle_delay=1))
         state0 = self.google.state()
         message_id = "8" + str(int(now * 1000))
         purchased = developer_notification("subscriptionNotification", {
             "version": "1.0", "notificationType": 4, "purchaseToken": token})
-        answer = self.post_google(0, purchased, message_id=message_id)
+        answer = self.expect_stored_before_settled(s, lambda: self.post_google(0, purchased, message_id=message_id), token,
+                                                   "acknowledge", "SUBSCRIPTION_PURCHASED pushed")
         s.expect(answer == (200, "applied"), f"SUBSCRIPTION_PURCHASED answered {answer}, expected 200 applied")
         state1 = self.google.state()
         calls = state1["apiCalls"][len(state0["apiCalls"]):]
@@ -1349,10 +1391,10 @@ class Driver:
         for n in range(6):
             tid = self.ids("9")
             jws = self.apple.transaction(tid=tid, otid=tid, product=ISSUE, purchase=time.time() - 60)
-            results = self.all_at_once([lambda: first.buy("apple", jws, I1A, instance=0),
-                                        lambda: second.buy("apple", jws, I1A, instance=1)])
+            results, overlapped = self.all_at_once([lambda: first.buy("apple", jws, I1A, instance=0),
+                                                    lambda: second.buy("apple", jws, I1A, instance=1)])
             kinds = sorted(describe(r) if r[0] != "ok" else "ok" for r in results)
-            rounds.append(kinds)
+            rounds.append(kinds + (["in flight together"] if overlapped else []))
             s.expect(kinds == ["fault 9", "ok"], f"round {n + 1}: two readers registering one transaction at once answered "
                                                  f"{kinds}, expected one success and fault 9")
             if kinds == ["fault 9", "ok"]:
@@ -1365,10 +1407,10 @@ class Driver:
         for n in range(3):
             tid = self.ids("9")
             jws = self.apple.transaction(tid=tid, otid=tid, product=ISSUE, purchase=time.time() - 60)
-            results = self.all_at_once([lambda: first.buy("apple", jws, I1B, instance=0),
-                                        lambda: same_reader.buy("apple", jws, I1B, instance=1)])
+            results, overlapped = self.all_at_once([lambda: first.buy("apple", jws, I1B, instance=0),
+                                                    lambda: same_reader.buy("apple", jws, I1B, instance=1)])
             kinds = [describe(r) if r[0] != "ok" else "ok" for r in results]
-            same.append(kinds)
+            same.append(kinds + (["in flight together"] if overlapped else []))
             s.expect(kinds == ["ok", "ok"], f"round {n + 1}: one reader's two devices registering one transaction at once "
                                             f"answered {kinds}, expected both to succeed")
             if kinds == ["ok", "ok"]:
@@ -1419,7 +1461,8 @@ def main():
             f.write(apple.root_der)
         google = GoogleStandIn(os.path.join(workdir, "google"), {
             "packageName": PACKAGE, "subscriptions": {},
-            "products": {PACK: {"gpack-s3-purchase-token-0001": google_product("GPA.3300-0000-0003-00001", time.time() - 300)}},
+            "products": {PACK: {"gpack-s3-purchase-token-0001": dict(
+                google_product("GPA.3300-0000-0003-00001", time.time() - 300), _settle_delay=1)}},
         })
         kiosk.write_configuration(root_path, google)
         kiosk.start()
