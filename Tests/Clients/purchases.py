@@ -533,25 +533,33 @@ class Kiosk:
         return result.stdout
 
     def client(self, index):
-        """The kept connection of this thread to instance `index` (modulo the count)."""
+        """The kept connection of this thread to instance `index` (modulo the count); one idle for a while is
+        closed first (the server closes idle connections: server.idle_timeout_seconds)."""
         instance = self.instances[index % len(self.instances)]
         key = (threading.get_ident(), instance.index)
         with self.lock:
-            if key not in self.clients:
-                self.clients[key] = Client(instance.port, timeout=60)
-            return self.clients[key]
+            kept = self.clients.get(key)
+            if kept and time.monotonic() - kept[1] > 15:
+                kept[0].close()
+                kept = None
+            if not kept:
+                kept = (Client(instance.port, timeout=60), 0)
+            self.clients[key] = (kept[0], time.monotonic())
+            return kept[0]
 
     def rpc(self, index, method, *params):
         return outcome(lambda: self.client(index).call(method, *params))
 
-    def post(self, index, path, body, headers=None):
+    def post(self, index, path, body, headers=None, answer_headers=None):
         """(status, body text) of a POST without the API's credentials, as the stores send it; or
-        ("network", text) when the connection failed."""
+        ("network", text) when the connection failed. `answer_headers`, a dict, gets the answer's headers."""
         instance = self.instances[index % len(self.instances)]
         client = Client(instance.port, timeout=60, auth=None)
         try:
-            status, _, data = client.request("POST", path, body, {"Content-Type": "application/json", **(headers or {})},
-                                             auth=False)
+            status, received, data = client.request("POST", path, body,
+                                                    {"Content-Type": "application/json", **(headers or {})}, auth=False)
+            if answer_headers is not None:
+                answer_headers.update({k.lower(): v for k, v in received.items()})
             return status, data.decode(errors="replace").strip()
         except OSError as error:
             return "network", f"{type(error).__name__}: {error}"
@@ -559,18 +567,32 @@ class Kiosk:
             client.close()
 
     def stop(self):
-        for client in self.clients.values():
+        """Stops the instances (SIGTERM); what went wrong doing so, e.g. an instance that crashed on its way out."""
+        problems = []
+        for client, _ in self.clients.values():
             client.close()
+        running = [i for i in self.instances if i.process and i.process.poll() is None]
         for instance in self.instances:
-            if instance.process and instance.process.poll() is None:
-                instance.process.send_signal(signal.SIGTERM)
-        for instance in self.instances:
-            if instance.process:
-                try:
-                    instance.process.wait(timeout=15)
-                except subprocess.TimeoutExpired:
-                    instance.process.kill()
-                    instance.process.wait()
+            if instance.process and instance not in running:
+                problems.append(f"instance {instance.index} had already exited with {instance.process.returncode}; "
+                                f"see {instance.log}")
+        for instance in running:
+            instance.process.send_signal(signal.SIGTERM)
+        for instance in running:
+            try:
+                instance.process.wait(timeout=15)
+                outcome_ = f"exited with {instance.process.returncode}" if instance.process.returncode != 0 else None
+            except subprocess.TimeoutExpired:
+                instance.process.kill()
+                instance.process.wait()
+                outcome_ = "did not stop within 15 s"
+            if outcome_:
+                with open(instance.log, errors="replace") as f:
+                    f.seek(instance.offset)
+                    fatal = [line.strip() for line in f if "Fatal error" in line][:1]
+                problems.append(f"instance {instance.index} {outcome_} on SIGTERM, expected a clean stop (exit 0)"
+                                f"{': ' + fatal[0] if fatal else ''}; see {instance.log}")
+        return problems
 
 
 # MARK: - The reader's app
@@ -716,13 +738,14 @@ class Driver:
     def post_apple(self, index, jws, app=APP):
         return self.kiosk.post(index, f"/store/apple/{app}", json.dumps({"signedPayload": jws}).encode())
 
-    def post_google(self, index, notification, token="mint", message_id=None, body=None):
+    def post_google(self, index, notification, token="mint", message_id=None, body=None, answer_headers=None):
         headers = {}
         if token == "mint":
             token = self.google.mint()
         if token is not None:
             headers["Authorization"] = "Bearer " + token
-        return self.kiosk.post(index, f"/store/google/{APP}", body or push_body(notification, message_id), headers)
+        return self.kiosk.post(index, f"/store/google/{APP}", body or push_body(notification, message_id), headers,
+                               answer_headers)
 
     def all_at_once(self, calls):
         """Runs each call in its own thread, released together: (their results in order, whether all of them
@@ -965,6 +988,26 @@ class Driver:
         state2 = self.google.state()
         s.expect(not [c for c in state2["consumed"] if c["token"] == foreign_token],
                  "the pack bought for another account was consumed although it was refused")
+        # No pack at all: fault 5.
+        packless = self.device("s3-packless", instance=0)
+        self.expect_fault(s, packless.spend(I1A), 5, "bescanviarCredit without any pack")
+        # Google unavailable (5xx, 429): fault 10 and HTTP 503 with Retry-After, never a refusal; nothing kept.
+        for status in (503, 429, 500):
+            busy = f"gpack-s3-busy-{status}"
+            self.google.put_product(PACK, busy, dict(google_product(f"GPA.3300-0000-0003-{status}", time.time() - 60),
+                                                     _status=status))
+            self.expect_fault(s, device.buy("google", {"producte": PACK, "token": busy}), 10,
+                              f"registrarCompra while Google answers {status}")
+            subscription = f"gsub-s3-busy-{status}"
+            self.google.put_subscription(subscription, {"_status": status})
+            headers = {}
+            answer = self.post_google(status % self.count, developer_notification("subscriptionNotification", {
+                "version": "1.0", "notificationType": 2, "purchaseToken": subscription}), answer_headers=headers)
+            s.expect(answer[0] == 503 and headers.get("retry-after"),
+                     f"a push while Google answers {status} was answered {answer} with Retry-After "
+                     f"{headers.get('retry-after')!r}, expected 503 with Retry-After (Pub/Sub sends it again)")
+            s.expect(not self.stored(busy) and not self.stored(subscription),
+                     f"a purchase Google could not be asked about ({status}) was stored")
         s.report.update({"spent": spent, "consumed": consumed, "api_calls": len(state2["apiCalls"])})
 
     # 4. A subscription and its renewals
@@ -1235,6 +1278,23 @@ class Driver:
         if self.expect_ok(s, registered, "the Google pack registered again"):
             self.expect_compra(s, compra_of(registered), "the Google pack after the refused pushes", credits="1",
                                estat="activa")
+        self.expect_fault(s, device.buy("amazon", self.apple_ca.sign(good), I1A), -32602, "registrarCompra with botiga amazon")
+        self.expect_fault(s, device.buy("google", self.apple_ca.sign(good), I1A), -32602,
+                          "registrarCompra with botiga google and a JWS")
+        # A restore of one genuine and two refused: only the genuine one comes back.
+        mixed = device.restore("apple", [cases["a forged signature"], self.apple_ca.sign(good), cases["a foreign root"]],
+                               instance=1)
+        if self.expect_ok(s, mixed, "restaurarCompres of one genuine purchase among refused ones"):
+            s.expect([c.get("producte") for c in mixed[1].get("compres", [])] == [ISSUE],
+                     f"restaurarCompres of one genuine purchase among refused ones answered {mixed[1].get('compres')}")
+        self.expect_fault(s, device.restore("apple", [cases["a forged signature"], cases["a chain of 2"]]), 8,
+                          "restaurarCompres of refused purchases only")
+        # Apple's TEST notification: stored, changes nothing.
+        test_notice = self.apple_ca.sign({"notificationType": "TEST", "notificationUUID": str(uuid.uuid4()), "version": "2.0",
+                                          "signedDate": self.dates.take(),
+                                          "data": {"appAppleId": APPLE_ID, "bundleId": BUNDLE, "environment": "Production"}})
+        answer = self.post_apple(0, test_notice)
+        s.expect(answer == (200, "recorded"), f"a TEST notification answered {answer}, expected 200 recorded")
         s.report.update({"transactions": refused, "apple_notifications": apple_answers, "google_pushes": google_answers})
 
     # 7. Whose
@@ -1253,6 +1313,7 @@ class Driver:
         self.expect_access(s, reader, {I1A: True}, "the reader's own purchase")
         self.expect_fault(s, anonymous.restore("apple", [for_reader]), 9, "restoring another reader's purchase")
 
+        self.expect_fault(s, reader.restore("apple", [for_reader] * 201), -32602, "restaurarCompres of 201 purchases")
         # An anonymous purchase, restored on a second device, refused on a third.
         a1 = self.device("s7-a1", instance=0)
         tid = self.ids("7")
@@ -1466,9 +1527,13 @@ def main():
         })
         kiosk.write_configuration(root_path, google)
         kiosk.start()
-        for user in USERS:
-            kiosk.cli("user", "add", "--username", user, "--name", f"Lector {user[6:]}", "--password-stdin",
-                      stdin=PASSWORD + "\n")
+        # The reader an anonymous device signs in as (whose) with `user add`, the others in one `user import`.
+        kiosk.cli("user", "add", "--username", USERS[7], "--name", "Lector 8", "--password-stdin", stdin=PASSWORD + "\n")
+        users_csv = os.path.join(workdir, "users.csv")
+        with open(users_csv, "w") as f:
+            f.write("username,name,email,password\n")
+            f.writelines(f"{user},Lector {user[6:]},{user}@example.cat,{PASSWORD}\n" for user in USERS if user != USERS[7])
+        kiosk.cli("user", "import", users_csv)
         report["ports"] = [i.port for i in kiosk.instances]
         report["standin_port"] = google.port
         report["setup_seconds"] = round(time.time() - started, 2)
@@ -1502,9 +1567,13 @@ def main():
         report["violations"].append("interrupted")
         status = 2
     finally:
-        kiosk.stop()
+        stopped = kiosk.stop()
         if google:
             google.stop()
+    if stopped:
+        report["stop"] = stopped
+        report["violations"] += [f"stop: {problem}" for problem in stopped]
+        status = status or 1
     report["seconds"] = round(time.time() - started, 2)
     print(json.dumps(report, indent=1, default=str))
     for violation in report["violations"]:
