@@ -170,7 +170,7 @@ extension PostgresKioskStore {
     /// Each purchase the device holds is locked as `changePurchase` locks it, all in one order (two moves
     /// never deadlock), and read again once locked: a change committed meanwhile is moved, not overwritten.
     public func movePurchases(appKey: String, deviceKey: String, toUser userID: Int, at time: Int64) async throws {
-        guard userID != 0 else { return }
+        guard userID != 0, !deviceKey.isEmpty else { return }
         try await withTransaction { [self] c in
             let names = try await c.rows("""
                 SELECT store, original_id FROM store_purchases WHERE app_key = \(appKey) AND user_id = 0 AND device_key = \(deviceKey)

@@ -122,7 +122,7 @@ extension SQLiteKioskStore {
     }
 
     public func movePurchases(appKey: String, deviceKey: String, toUser userID: Int, at time: Int64) async throws {
-        guard userID != 0 else { return }
+        guard userID != 0, !deviceKey.isEmpty else { return }
         try await write { db in
             let held = try Self.purchases(db, sql: """
                 SELECT \(Self.purchaseColumns) FROM store_purchases p WHERE p.app_key = ? AND p.user_id = 0 AND p.device_key = ?

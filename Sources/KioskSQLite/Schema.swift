@@ -385,7 +385,7 @@ public enum KioskSchema {
                     received_at INTEGER NOT NULL,
                     outcome TEXT NOT NULL,
                     PRIMARY KEY (store, id)
-                ) WITHOUT ROWID;
+                );
                 CREATE INDEX store_notices_by_purchase ON store_notices (app_key, store, original_id);
                 CREATE INDEX store_notices_by_time ON store_notices (received_at);
                 """)

@@ -6,6 +6,7 @@ import KioskPurchases
 import NIOSSL
 import SwiftASN1
 import Synchronization
+import SwiftASN1
 import X509
 
 /// A store file the configuration names that cannot be used: the start (and `config check`) stops with
