@@ -4,7 +4,6 @@ import KioskConfig
 import KioskModels
 import KioskPurchases
 import NIOSSL
-import SwiftASN1
 import Synchronization
 import SwiftASN1
 import X509
