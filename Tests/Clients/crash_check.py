@@ -12,6 +12,10 @@ subprocess: no Python package needed; the password, if any, in the URL or in PGP
   at least as many grants and download rows as it was told about, and a spent grant for edition 1;
   every issue a publisher was answered `201` for ("published EDITION/DATE") is visible;
 - every `user import` happened whole or not at all (IMPORT_SIZE users per round prefix, or none);
+- store purchases: every notification answered `200` ("notice STORE:ID") is stored, every purchase a
+  client was answered for ("purchase STORE:ORIGINAL_ID") is there, and each purchase row agrees with
+  its own JSON (readable; the same payments in store_payments, the same devices in
+  store_purchase_devices, its revoked column);
 - every visible issue is complete: its page rows, and every page file on disk; a bundle, where its
   file exists, has the recorded size and SHA-256 and is a valid ZIP (never a partial file);
 - with --clean (after a clean restart): every bundle exists, and no staging folder, temporary bundle or
@@ -116,6 +120,8 @@ def check(database, editions, log, import_size, clean=False):
         if count != import_size:
             problems.append(f"import {prefix} is partial: {count} of {import_size} users")
 
+    problems += purchase_problems(db, seen)
+
     pages_by_issue = collections.defaultdict(list)
     for edition, date, pdf, jpg, jpga in db.rows("SELECT edition_id, date, pdf_path, jpg_path, jpga_path FROM pages"):
         pages_by_issue[(str(edition), str(date))].append((pdf, jpg, jpga))
@@ -171,6 +177,43 @@ def check(database, editions, log, import_size, clean=False):
     return {"problems": problems[:50], "issues": len(recorded), "bundles": bundles,
             "grants": sum(grants.values()), "downloads": sum(downloads.values()),
             "seen": {kind: sum(c.values()) for kind, c in seen.items()}}
+
+
+def purchase_problems(db, seen):
+    """The store purchase invariants (nothing to check on a database from before them)."""
+    problems = []
+    try:
+        notices = {f"{store}:{id}" for store, id in db.rows("SELECT store, id FROM store_notices")}
+    except (sqlite3.Error, RuntimeError) as error:
+        if "store_notices" in str(error):
+            return []
+        raise
+    for notice in seen["notice"]:
+        if notice not in notices:
+            problems.append(f"notification {notice} was answered 200, the database does not have it")
+    purchases = {}
+    for row in db.rows("SELECT id, store, original_id, user_id, device_key, revoked, details FROM store_purchases"):
+        purchase_id, store, original, user, device, revoked, details = row
+        purchases[f"{store}:{original}"] = str(purchase_id)
+        try:
+            state = json.loads(details)
+        except ValueError:
+            problems.append(f"purchase {store}:{original}: its details are not JSON")
+            continue
+        payments = {p["id"] for p in state.get("payments", [])}
+        stored = {id for (id,) in db.rows(f"SELECT id FROM store_payments WHERE purchase_id = {int(purchase_id)}")}
+        if payments != stored:
+            problems.append(f"purchase {store}:{original}: payments {sorted(payments)} but store_payments {sorted(stored)}")
+        devices = set(state.get("devices", [])) if int(user) == 0 and device else set()
+        bound = {d for (d,) in db.rows(f"SELECT device_key FROM store_purchase_devices WHERE purchase_id = {int(purchase_id)}")}
+        if devices != bound:
+            problems.append(f"purchase {store}:{original}: devices {sorted(devices)} but store_purchase_devices {sorted(bound)}")
+        if str(revoked) in ("t", "true", "1") and not (state.get("revokedByOperator") or state.get("payments")):
+            problems.append(f"purchase {store}:{original} is revoked with no payment and no operator's revocation")
+    for purchase in seen["purchase"]:
+        if purchase not in purchases:
+            problems.append(f"purchase {purchase} was answered to its app, the database does not have it")
+    return problems
 
 
 if __name__ == "__main__":

@@ -21,17 +21,8 @@ package struct RPCController {
     @Sendable package func call(_ request: Request, context: KioskRequestContext) async throws -> Response {
         let runtime = context.runtime
         let limit = runtime.configuration.limits.maxBodyBytes
-        let tooLarge = KioskHTTPError.tooLarge("request body over the limit of \(limit) bytes")
-        if let declaredLength = request.headers[.contentLength].flatMap(Int.init), declaredLength > limit {
-            throw tooLarge
-        }
         var request = request
-        let body: ByteBuffer
-        do {
-            body = try await request.collectBody(upTo: limit)
-        } catch let error as any HTTPResponseError where error.status == .contentTooLarge {
-            throw tooLarge
-        }
+        let body = try await request.collectBody(upTo: limit, orThrow: .tooLarge("request body over the limit of \(limit) bytes"))
         let encoding = Self.charset(of: request.headers)
         // Decoding reads the buffer in place and copies only what it keeps; then the call runs.
         let call = body.withUnsafeReadableBytes { runtime.dispatcher.decode($0, encoding: encoding) }

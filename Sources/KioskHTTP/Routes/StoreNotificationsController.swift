@@ -19,15 +19,9 @@ package struct StoreNotificationsController {
     @Sendable func notice(_ store: Storefront, _ request: Request, _ context: KioskRequestContext) async throws -> Response {
         let appKey = try context.parameters.require("app")
         let limit = context.runtime.configuration.limits.maxBodyBytes
-        let tooLarge = KioskHTTPError.badRequest("notification over the limit of \(limit) bytes", closesConnection: true)
-        if let declaredLength = request.headers[.contentLength].flatMap(Int.init), declaredLength > limit { throw tooLarge }
         var request = request
-        let body: ByteBuffer
-        do {
-            body = try await request.collectBody(upTo: limit)
-        } catch let error as any HTTPResponseError where error.status == .contentTooLarge {
-            throw tooLarge
-        }
+        let body = try await request.collectBody(
+            upTo: limit, orThrow: .badRequest("notification over the limit of \(limit) bytes", closesConnection: true))
         let outcome: KioskService.NoticeOutcome
         do {
             outcome = try await context.environment.service.applyNotice(
