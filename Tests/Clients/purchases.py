@@ -438,6 +438,13 @@ class Kiosk:
         self.environment = {**os.environ, "KIOSK_SECRET": SECRET}
         self.clients = {}
         self.lock = threading.Lock()
+        # What the stores and apps were answered for, for crash_check.purchase_problems: "notice" STORE:ID answered
+        # 200, "purchase" STORE:ORIGINAL_ID answered to an app.
+        self.seen = {"notice": set(), "purchase": set()}
+
+    def note(self, kind, name):
+        with self.lock:
+            self.seen[kind].add(name)
 
     def write_configuration(self, apple_root, google):
         with open(os.path.join(ROOT, "Config", "kiosk.yaml")) as f:
@@ -503,7 +510,8 @@ class Kiosk:
             instance.process = subprocess.Popen(
                 [self.binary, "serve", "--config", self.config, "--database", self.database, "--editions", self.editions,
                  "--host", "127.0.0.1", "--port", "0"],
-                stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=self.environment, cwd=self.workdir)
+                stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=self.environment, cwd=self.workdir,
+                start_new_session=True)   # its own process group: a crash's swift-backtrace is stopped with it
 
     def wait_listening(self, instance, timeout=90):
         deadline = time.time() + timeout
@@ -592,6 +600,12 @@ class Kiosk:
                     fatal = [line.strip() for line in f if "Fatal error" in line][:1]
                 problems.append(f"instance {instance.index} {outcome_} on SIGTERM, expected a clean stop (exit 0)"
                                 f"{': ' + fatal[0] if fatal else ''}; see {instance.log}")
+        for instance in self.instances:
+            if instance.process:
+                try:
+                    os.killpg(instance.process.pid, signal.SIGKILL)   # what it left behind (a crash's backtracer)
+                except (ProcessLookupError, PermissionError):
+                    pass
         return problems
 
 
@@ -624,12 +638,19 @@ class Device:
 
     def buy(self, store, compra, issue=None, instance=None):
         edition, date = issue if issue else (0, "")
-        return self.kiosk.rpc(self.instance if instance is None else instance, "epusuaris.registrarCompra", self.app,
-                              self.key, self.iden, store, compra, edition, date)
+        result = self.kiosk.rpc(self.instance if instance is None else instance, "epusuaris.registrarCompra", self.app,
+                                self.key, self.iden, store, compra, edition, date)
+        if result[0] == "ok":
+            self.kiosk.note("purchase", purchase_name(store, compra))
+        return result
 
     def restore(self, store, compres, instance=None):
-        return self.kiosk.rpc(self.instance if instance is None else instance, "epusuaris.restaurarCompres", self.app,
-                              self.key, self.iden, store, compres)
+        result = self.kiosk.rpc(self.instance if instance is None else instance, "epusuaris.restaurarCompres", self.app,
+                                self.key, self.iden, store, compres)
+        if result[0] == "ok" and len(result[1].get("compres", [])) == len(compres):
+            for compra in compres:
+                self.kiosk.note("purchase", purchase_name(store, compra))
+        return result
 
     def spend(self, issue, instance=None):
         return self.kiosk.rpc(self.instance if instance is None else instance, "epusuaris.bescanviarCredit", self.app,
@@ -642,6 +663,13 @@ class Device:
     def registration(self, instance=None):
         """registrar's answer for this device as it is signed in now."""
         return self.register(self.user, instance)
+
+
+def purchase_name(store, compra):
+    """STORE:ORIGINAL_ID of what an app sends: Apple's originalTransactionId, Google's purchase token."""
+    if store == "google":
+        return f"google:{compra['token']}"
+    return "apple:" + jwt.decode(compra, options={"verify_signature": False})["originalTransactionId"]
 
 
 def editions_of(answer):
@@ -736,7 +764,10 @@ class Driver:
             s.expect(compra.get(name) == value, f"{when}: compra.{name} is {compra.get(name)!r}, expected {value!r}")
 
     def post_apple(self, index, jws, app=APP):
-        return self.kiosk.post(index, f"/store/apple/{app}", json.dumps({"signedPayload": jws}).encode())
+        answer = self.kiosk.post(index, f"/store/apple/{app}", json.dumps({"signedPayload": jws}).encode())
+        if answer[0] == 200:
+            self.kiosk.note("notice", "apple:" + jwt.decode(jws, options={"verify_signature": False})["notificationUUID"])
+        return answer
 
     def post_google(self, index, notification, token="mint", message_id=None, body=None, answer_headers=None):
         headers = {}
@@ -744,8 +775,11 @@ class Driver:
             token = self.google.mint()
         if token is not None:
             headers["Authorization"] = "Bearer " + token
-        return self.kiosk.post(index, f"/store/google/{APP}", body or push_body(notification, message_id), headers,
-                               answer_headers)
+        body = body or push_body(notification, message_id)
+        answer = self.kiosk.post(index, f"/store/google/{APP}", body, headers, answer_headers)
+        if answer[0] == 200:
+            self.kiosk.note("notice", "google:" + json.loads(body)["message"]["messageId"])
+        return answer
 
     def all_at_once(self, calls):
         """Runs each call in its own thread, released together: (their results in order, whether all of them
@@ -1552,6 +1586,14 @@ def main():
             s.report["violations"] = s.violations
             report["scenarios"][name] = s.report
             report["violations"] += s.violations
+        db = crash_check.Database(kiosk.database)
+        try:
+            stored = crash_check.purchase_problems(db, kiosk.seen)
+        finally:
+            db.close()
+        report["stored"] = {"notices": len(kiosk.seen["notice"]), "purchases": len(kiosk.seen["purchase"]),
+                            "problems": stored}
+        report["violations"] += [f"database: {problem}" for problem in stored]
         state = google.state()
         report["standin"] = {"tokenRequests": state["tokenRequests"], "apiCalls": len(state["apiCalls"]),
                              "acknowledged": state["acknowledged"], "consumed": state["consumed"],
