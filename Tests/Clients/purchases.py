@@ -71,7 +71,6 @@ import traceback
 import uuid
 
 import jwt
-import yaml
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
@@ -447,11 +446,17 @@ class Kiosk:
             self.seen[kind].add(name)
 
     def write_configuration(self, apple_root, google):
+        """Config/kiosk.yaml with this run's database, editions and Samples, the stores and what the apps sell
+        (edited as text, values in YAML's JSON flow style, as cluster.py does: no YAML package needed)."""
         with open(os.path.join(ROOT, "Config", "kiosk.yaml")) as f:
-            config = yaml.safe_load(f)
-        server = config["server"]
-        server.update({"database": self.database, "editions": self.editions, "samples": os.path.join(ROOT, "Samples")})
-        config["stores"] = {
+            text = f.read()
+        for name, value in (("database", self.database), ("editions", self.editions),
+                            ("samples", os.path.join(ROOT, "Samples"))):
+            text, count = re.subn(rf"(?m)^(\s*){name}: .*$", lambda m: f"{m.group(1)}{name}: {json.dumps(value)}", text,
+                                  count=1)
+            if count != 1:
+                raise SetupError(f"Config/kiosk.yaml no longer has server.{name}: update purchases.py")
+        stores = {
             "anonymous_device_limit": DEVICE_LIMIT,
             "apple": {"root_certificates": [apple_root]},
             "google": {"service_account_file": os.path.join(google.directory, "service_account.json"),
@@ -460,26 +465,29 @@ class Kiosk:
                        "push_service_account": PUSH_ACCOUNT,
                        "ca_certificates": os.path.join(google.directory, "ca.pem")},
         }
-        apps = {app["key"]: app for app in config["apps"]}
-        if APP not in apps or OTHER_APP not in apps:
-            raise SetupError(f"Config/kiosk.yaml no longer has the apps {APP} and {OTHER_APP}: update purchases.py")
-        lines = {line["edition"]: line["access"] for line in apps[APP]["lines"]}
-        if lines != {1: "subscribers", 2: "subscribers", 8: "free"}:
-            raise SetupError(f"Config/kiosk.yaml's {APP} lines changed ({lines}): update purchases.py")
-        apps[APP]["store"] = {"apple": {"bundle_id": BUNDLE, "app_apple_id": APPLE_ID,
-                                        "environments": ["Production", "Sandbox"]},
-                              "google": {"package_name": PACKAGE}}
-        apps[APP]["products"] = [
-            {"id": ISSUE, "kind": "issue"},
-            {"id": PACK, "kind": "credits", "credits": 2},
-            {"id": MONTHLY, "kind": "subscription", "scope": "period"},
-            {"id": ALL2, "kind": "subscription", "scope": "all", "editions": [2]},
-        ]
-        apps[OTHER_APP]["store"] = {"apple": {"bundle_id": OTHER_BUNDLE, "app_apple_id": OTHER_APPLE_ID,
-                                             "environments": ["Production"]}}
-        apps[OTHER_APP]["products"] = [{"id": OTHER_ISSUE, "kind": "issue"}]
+        sells = {
+            APP: {"store": {"apple": {"bundle_id": BUNDLE, "app_apple_id": APPLE_ID, "environments": ["Production", "Sandbox"]},
+                            "google": {"package_name": PACKAGE}},
+                  "products": [{"id": ISSUE, "kind": "issue"},
+                               {"id": PACK, "kind": "credits", "credits": 2},
+                               {"id": MONTHLY, "kind": "subscription", "scope": "period"},
+                               {"id": ALL2, "kind": "subscription", "scope": "all", "editions": [2]}]},
+            OTHER_APP: {"store": {"apple": {"bundle_id": OTHER_BUNDLE, "app_apple_id": OTHER_APPLE_ID,
+                                            "environments": ["Production"]}},
+                        "products": [{"id": OTHER_ISSUE, "kind": "issue"}]},
+        }
+        if re.search(r"(?m)^stores:", text):
+            raise SetupError("Config/kiosk.yaml has a stores section now: update purchases.py's write_configuration")
+        for key, entries in sells.items():
+            match = re.search(rf"(?m)^(\s*)- key: {re.escape(key)}\b.*$", text)
+            if not match:
+                raise SetupError(f"Config/kiosk.yaml no longer has the app {key}: update purchases.py")
+            indent = match.group(1) + "  "
+            text = text[:match.end()] + "".join(f"\n{indent}{name}: {json.dumps(value)}" for name, value in entries.items()) \
+                + text[match.end():]
+        text += "\nstores: " + json.dumps(stores) + "\n"
         with open(self.config, "w") as f:
-            yaml.safe_dump(config, f, sort_keys=False)
+            f.write(text)
 
     def start(self):
         os.makedirs(self.editions, exist_ok=True)

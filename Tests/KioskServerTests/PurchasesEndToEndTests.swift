@@ -30,9 +30,9 @@ struct PurchasesEndToEndTests {
     /// Runs `purchases.py BINARY DIRECTORY DATABASE --instances 2`; every violated expectation it reports is a
     /// failure here. The directory (the instances' logs, the stand-in's folder) is kept when something failed.
     static func purchases(directory: URL, database: String, sourceLocation: SourceLocation = #_sourceLocation) async throws {
-        let check = try await ChildProcess.run("/usr/bin/env", ["python3", "-c", "import appstoreserverlibrary, jwt, yaml, cryptography"])
+        let check = try await ChildProcess.run("/usr/bin/env", ["python3", "-c", "import appstoreserverlibrary, jwt, cryptography"])
         try #require(check.status == 0,
-                     "purchases.py needs PyPI app-store-server-library (with PyJWT and cryptography) and PyYAML: \(check.errors.suffix(500))",
+                     "purchases.py needs PyPI app-store-server-library (with PyJWT and cryptography): \(check.errors.suffix(500))",
                      sourceLocation: sourceLocation)
         let script = TestKiosk.repositoryRoot + "/Tests/Clients/purchases.py"
         // A bound on the whole run (it takes well under two minutes); purchases.py stops what it started on SIGTERM.
