@@ -21,8 +21,9 @@ struct StoreFileProblem: Error, CustomStringConvertible {
 /// checked once per configuration, every app's identities in the stores.
 package final class StoreWiring: Sendable {
     /// HTTP clients for Google, by the roots they trust (nil: the system's), kept for the process's life:
-    /// a reload makes new checks, never new connection pools.
-    private let clients = Mutex<[String?: HTTPClient]>([:])
+    /// a reload makes new checks, never new connection pools. Process-wide, as `HTTPClient.shared` is: never
+    /// released, since AsyncHTTPClient traps when a client that was not shut down is released (the server's end).
+    private static let clients = Mutex<[String?: HTTPClient]>([:])
 
     func checks(_ configuration: KioskConfiguration) throws -> any StoreVerifying {
         let stores = configuration.stores
@@ -104,7 +105,7 @@ package final class StoreWiring: Sendable {
     }
 
     private func httpClient(trusting caFile: String?) throws -> HTTPClient {
-        if let kept = clients.withLock({ $0[caFile] }) { return kept }
+        if let kept = Self.clients.withLock({ $0[caFile] }) { return kept }
         guard let caFile else { return .shared }
         var tls = TLSConfiguration.makeClientConfiguration()
         tls.trustRoots = .certificates(try Self.trustRoots(caFile))
@@ -112,7 +113,7 @@ package final class StoreWiring: Sendable {
         var configuration = HTTPClient.Configuration(tlsConfiguration: tls)
         configuration.redirectConfiguration = .disallow
         let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
-        return clients.withLock { kept in
+        return Self.clients.withLock { kept in
             if let existing = kept[caFile] { try? client.syncShutdown(); return existing }
             kept[caFile] = client
             return client

@@ -9,12 +9,16 @@
   .acknowledge, purchases.products.acknowledge/consume) under /androidpublisher/v3/applications/…: every call
   needs a bearer token issued here and not expired (401 otherwise); purchases come from DIR/purchases.json
   ({"packageName", "subscriptions": {token: purchase}, "products": {productId: {token: purchase}}}; a purchase
-  with "_status": N is answered with that HTTP status, one with "_delay": S only after S seconds); unknown
-  tokens 404. Acknowledging or consuming twice is refused with 400 invalidPurchaseState.
+  with "_status": N is answered with that HTTP status, one with "_delay": S only after S seconds, one with
+  "_settle_delay": S has its acknowledge or consume recorded at once and answered only after S seconds, so a test
+  can look at what the caller had done by then); unknown tokens 404. Acknowledging or consuming twice is refused
+  with 400 invalidPurchaseState.
 - GET /oauth2/v3/certs: a JWKS of the published OIDC test keys.
 - Test commands, one JSON object a line on stdin, each answered by one JSON line on stdout: {"op": "state"}
   (counts and recorded calls), {"op": "mint", "claims", "key", "kid", "alg"} (an OIDC token signed as asked),
-  {"op": "publish", "kid"} (publish another test key in the JWKS).
+  {"op": "publish", "kid"} (publish another test key in the JWKS), {"op": "put", "kind": "subscription" or
+  "product", "token", "productId" (products only), "purchase"} (add or replace a purchase, as Google's own state
+  changes after a refund; answers {}).
 
 HTTPS only, as Google serves: on start it makes a test certificate authority (DIR/ca.pem), a server certificate
 for 127.0.0.1 (an IP subjectAltName, serverAuth) signed by it, and another authority that signed nothing
@@ -236,6 +240,15 @@ class State:
                 if request["kid"] not in self.published:
                     self.published.append(request["kid"])
             return {}
+        if op == "put":
+            with self.lock:
+                if request["kind"] == "subscription":
+                    self.subscriptions[request["token"]] = request["purchase"]
+                elif request["kind"] == "product":
+                    self.products.setdefault(request["productId"], {})[request["token"]] = request["purchase"]
+                else:
+                    raise ValueError("unknown kind " + str(request["kind"]))
+            return {}
         raise ValueError("unknown command " + op)
 
     def snapshot(self):
@@ -286,11 +299,14 @@ class Handler(BaseHTTPRequestHandler):
         self.dispatch("POST")
 
     def dispatch(self, method):
+        self.settle_delay = 0
         try:
             body = self.body()
             status, answer = self.route(method, body)
             if isinstance(answer, dict) and "_delay" in answer:
                 time.sleep(answer["_delay"])
+            if self.settle_delay:
+                time.sleep(self.settle_delay)
         except Exception:
             trace = traceback.format_exc()
             sys.stderr.write(trace)
@@ -414,6 +430,7 @@ class Handler(BaseHTTPRequestHandler):
             return 400, google_error(400, "invalidPurchaseState",
                                      "The purchase is not in a valid state to perform the desired operation.")
         purchase["acknowledgementState"] = "ACKNOWLEDGEMENT_STATE_ACKNOWLEDGED"
+        self.settle_delay = purchase.get("_settle_delay", 0)
         self.state.acknowledged.append({"kind": "subscription", "id": subscription_id, "token": token})
         return 200, {}
 
@@ -426,6 +443,7 @@ class Handler(BaseHTTPRequestHandler):
             return 400, google_error(400, "invalidPurchaseState",
                                      "The purchase is not in a valid state to perform the desired operation.")
         purchase[field] = 1
+        self.settle_delay = purchase.get("_settle_delay", 0)
         record = {"kind": "product", "id": product_id, "token": token}
         (self.state.acknowledged if action == "acknowledge" else self.state.consumed).append(record)
         return 200, {}
