@@ -105,16 +105,17 @@ package final class StoreWiring: Sendable {
     }
 
     private func httpClient(trusting caFile: String?) throws -> HTTPClient {
-        if let kept = Self.clients.withLock({ $0[caFile] }) { return kept }
         guard let caFile else { return .shared }
-        var tls = TLSConfiguration.makeClientConfiguration()
-        tls.trustRoots = .certificates(try Self.trustRoots(caFile))
-        tls.minimumTLSVersion = .tlsv12
-        var configuration = HTTPClient.Configuration(tlsConfiguration: tls)
-        configuration.redirectConfiguration = .disallow
-        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        let roots = try Self.trustRoots(caFile)
+        // Made under the lock (an initializer, no I/O): two reloads never make a second client to shut down.
         return Self.clients.withLock { kept in
-            if let existing = kept[caFile] { try? client.syncShutdown(); return existing }
+            if let existing = kept[caFile] { return existing }
+            var tls = TLSConfiguration.makeClientConfiguration()
+            tls.trustRoots = .certificates(roots)
+            tls.minimumTLSVersion = .tlsv12
+            var configuration = HTTPClient.Configuration(tlsConfiguration: tls)
+            configuration.redirectConfiguration = .disallow
+            let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
             kept[caFile] = client
             return client
         }
