@@ -202,3 +202,37 @@ import Testing
         }
     }
 }
+
+extension PurchaseUseCaseTests {
+    @Test func aRefundHeardBeforeTheRegistrationIsKept() async throws {
+        let setup = try await Setup()
+        let device = try await setup.identity("d1")
+        let paid = StoreFacts(store: .google, originalID: "token-1", storeProductID: "cat.quiosc.pack2", environment: "Production",
+                              payment: StorePayment(id: "GPA.1", paidAt: 10, signedAt: 10))
+        var voided = paid
+        voided.storeProductID = ""
+        voided.payment = StorePayment(id: "GPA.1", paidAt: 10, revoked: true, signedAt: 20)
+        setup.stores.notices.withLock { $0["void"] = StoreNotice(store: .google, id: "m1", type: "VOIDED_PURCHASE", facts: voided) }
+        #expect(try await setup.service.applyNotice(store: .google, appKey: "quiosc", body: Array("void".utf8), authorization: nil) == .applied)
+        let evidence = PurchaseEvidence.google(productID: "cat.quiosc.pack2", token: "token-1")
+        var lookup = paid
+        lookup.payment?.signedAt = 30
+        setup.stores.facts.withLock { $0[evidence] = lookup }
+        let (_, held) = try await setup.service.registerPurchase(appKey: "quiosc", deviceKey: "d1", identityKey: device.key,
+                                                                 evidence: evidence, issue: nil)
+        #expect(held.purchase.product.id == "cat.quiosc.pack2" && held.purchase.revoked, "the refund heard first still counts")
+        await #expect(throws: PurchaseError.noCreditLeft) {
+            _ = try await setup.service.spendCredit(appKey: "quiosc", deviceKey: "d1", identityKey: device.key, issue: Self.issue(1, "2025-05-28"))
+        }
+    }
+
+    @Test func anIssuePurchaseCannotBuyAFreeIssue() async throws {
+        let setup = try await Setup()
+        let device = try await setup.identity("d1")
+        await #expect(throws: KioskError.invalidArgument(parameter: "edicio_id", problem: "edition 8 is free in this app: name an issue that is not")) {
+            try await setup.service.registerPurchase(appKey: "quiosc", deviceKey: "d1", identityKey: device.key,
+                                                     evidence: setup.vouch("tx", product: "cat.quiosc.exemplar"), issue: Self.issue(8, "2025-05-25"))
+        }
+        #expect(try await setup.fixture.store.purchase(appKey: "quiosc", store: .apple, originalID: "orig-tx") == nil)
+    }
+}

@@ -93,10 +93,26 @@ public struct HeldPurchase: Sendable, Hashable {
         purchase.paidPeriods = payments.filter { !$0.revoked }.compactMap(\.period)
         let byStore: Bool
         switch purchase.product.kind {
-        case .issue, .credits: byStore = !payments.isEmpty && payments.allSatisfy(\.revoked)
+        // A one-time product has one order: any word of its refund (under whatever order id) refunds it.
+        case .issue, .credits: byStore = payments.contains(where: \.revoked)
         case .subscription: byStore = payments.last?.revoked ?? false
         }
         purchase.revoked = byStore || revokedByOperator
+    }
+
+    /// The stand-in product of a purchase known only from a refund: it grants nothing (`isKnownOnlyFromARefund`).
+    public static func unknownProduct(appKey: String) -> StoreProduct {
+        StoreProduct(appKey: appKey, id: "", kind: .issue)
+    }
+
+    /// Whether the store told of it only by a refund, before any app registered it.
+    public var isKnownOnlyFromARefund: Bool { purchase.product.id.isEmpty }
+
+    /// Completes a purchase known only from a refund with the product an app registered it as.
+    public mutating func adopt(_ product: StoreProduct, at time: Int64) {
+        purchase.product = product
+        refresh()
+        updatedAt = time
     }
 
     /// Revokes or restores it by hand (the console).

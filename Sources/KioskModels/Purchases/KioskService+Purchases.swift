@@ -57,7 +57,9 @@ extension KioskService {
                                  issue: IssueRef?) async throws -> (Registration, HeldPurchase) {
         try await requireApp(appKey)
         let identity = try await trustedIdentity(appKey: appKey, deviceKey: deviceKey, identityKey: identityKey)
-        if let issue { try await requirePublished(issue, appKey: appKey) }
+        if let issue, try await requirePublished(issue, appKey: appKey).line.access == .free {
+            throw KioskError.invalidArgument(parameter: "edicio_id", problem: "edition \(issue.editionID) is free in this app: name an issue that is not")
+        }
         let held = try await register(evidence, issue: issue, identity: identity)
         return (try await registration(of: identity), held)
     }
@@ -161,7 +163,10 @@ extension KioskService {
         let changed = try await store.changePurchase(appKey: appKey, store: kind, originalID: facts.originalID,
                                                      recording: record) { held -> HeldPurchase? in
             if held == nil {
-                guard let product else { return nil }
+                // A refund of a purchase no app has registered yet (Google's voided notice names no product) is
+                // kept as a purchase known only from its refund, which the registration then completes.
+                guard let product = product ?? (recorded.payment?.revoked == true ? HeldPurchase.unknownProduct(appKey: appKey) : nil)
+                else { return nil }
                 held = HeldPurchase(appKey: appKey, facts: recorded, product: product, at: time)
                 return held
             }
@@ -244,6 +249,7 @@ extension KioskService {
         let held = try await store.changePurchase(appKey: appKey, store: evidence.store, originalID: facts.originalID,
                                                   recording: nil) { held throws -> HeldPurchase in
             var current = held ?? HeldPurchase(appKey: appKey, facts: verified, product: product, at: time)
+            if current.isKnownOnlyFromARefund { current.adopt(product, at: time) }
             current.apply(verified, at: time)
             try current.claim(by: claimant, deviceLimit: limit, at: time)
             if current.purchase.product.kind == .issue && current.purchase.issues.isEmpty {
