@@ -5,7 +5,9 @@
 
 BINARY    the KioskServer executable.
 WORKDIR   created if missing; gets the configuration, the editions directory, the test Apple certificate
-          authority (apple/), the Google stand-in's folder (google/) and the instances' logs (instance-N.log).
+          authority (apple/), the Google stand-in's folder (google/), the instances' logs (instance-N.log) and
+          answers.log (crash_check.py's LOG: "notice STORE:ID" for each notification answered 200, "purchase
+          STORE:ORIGINAL_ID" for each purchase an app was answered for).
 DATABASE  a SQLite file, or a `postgres://user@host:port/db` URL of an existing, empty database. The
           instances share it; KIOSK_SECRET is set for them.
 
@@ -48,6 +50,16 @@ instance, and on the `edicions`/`fins` of registrar's answer):
              and nothing once SUBSCRIPTION_EXPIRED.
   race       two readers registering one Apple transaction at the same moment on two instances: exactly one
              holds it; one reader on two devices at once: both succeed.
+  kill       kill -9 of instance 0, three times, once in each third of 0.3-1.5 s into a load of 8 threads: DID_RENEW
+             notifications of fresh subscriptions (three each, distinct notificationUUIDs and transactions) and
+             registrarCompra of their first transactions and of issue purchases, three in four to instance 0, the
+             rest to instance 1. Requests must be in flight on it (counted), instance 1 answers all of them. Once it
+             is started again: crash_check finds nothing (answers.log; the full check, PRAGMA integrity_check
+             included, on SQLite; purchase_problems on PostgreSQL); every notification answered 200, posted again,
+             is duplicate; those the kill cut off, again, 200 applied or duplicate, and registrarCompra succeeds
+             (a refused connection or one never sent: applied); then each subscription is paid to its last
+             renewal's day and opens its paid issues (registrarCompra, getEdicio on both instances), and the
+             database holds its 4 payments and 3 notices.
 
 Prints one JSON report on standard output; each violated expectation is also printed on standard error,
 and the exit status is 1 when there is one (2 for a usage or set-up error). Everything started (the
@@ -55,16 +67,19 @@ instances, the stand-in) is stopped on exit; WORKDIR is left for inspection.
 """
 import argparse
 import base64
+import collections
 import datetime
 import hashlib
 import hmac
 import json
 import os
+import random
 import re
 import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import traceback
@@ -438,12 +453,17 @@ class Kiosk:
         self.clients = {}
         self.lock = threading.Lock()
         # What the stores and apps were answered for, for crash_check.purchase_problems: "notice" STORE:ID answered
-        # 200, "purchase" STORE:ORIGINAL_ID answered to an app.
+        # 200, "purchase" STORE:ORIGINAL_ID answered to an app; also written, one "kind value" a line, to
+        # answers.log (crash_check.py's LOG), as each answer arrives.
         self.seen = {"notice": set(), "purchase": set()}
+        self.answers = os.path.join(self.workdir, "answers.log")
+        open(self.answers, "w").close()
 
     def note(self, kind, name):
         with self.lock:
             self.seen[kind].add(name)
+            with open(self.answers, "a") as f:
+                f.write(f"{kind} {name}\n")
 
     def write_configuration(self, apple_root, google):
         """Config/kiosk.yaml with this run's database, editions and Samples, the stores and what the apps sell
@@ -539,6 +559,34 @@ class Kiosk:
             time.sleep(0.05)
         raise SetupError(f"instance {instance.index} did not listen within {timeout} s; see {instance.log}")
 
+    def kill(self, index):
+        """kill -9 of instance `index` (its process group: a crash's backtracer too); its exit status."""
+        instance = self.instances[index]
+        os.killpg(instance.process.pid, signal.SIGKILL)
+        instance.process.wait(timeout=30)
+        return instance.process.returncode
+
+    def restart(self, index, timeout=90):
+        """Starts instance `index` again (a new port) and waits until it answers getEdicions; the kept
+        connections to it (to its old port) are dropped."""
+        instance = self.instances[index]
+        with self.lock:
+            for key in [key for key in self.clients if key[1] == instance.index]:
+                self.clients.pop(key)[0].close()
+        self.launch(instance)
+        self.wait_listening(instance, timeout)
+        deadline = time.time() + timeout
+        while True:
+            client = Client(instance.port, timeout=30)
+            answer = outcome(lambda: client.call("epquiosc.getEdicions", APP, ""))
+            client.close()
+            if answer[0] == "ok" and {1, 2, 8} <= {int(e["id"]) for e in answer[1]}:
+                return
+            if time.time() > deadline:
+                raise SetupError(f"instance {index} restarted but answers getEdicions with "
+                                 f"{describe(answer) if answer[0] != 'ok' else answer[1]}; see {instance.log}")
+            time.sleep(0.1)
+
     def cli(self, *arguments, stdin=None):
         result = subprocess.run([self.binary, *arguments[:2], "--config", self.config, "--database", self.database,
                                  "--editions", self.editions, *arguments[2:]],
@@ -615,6 +663,67 @@ class Kiosk:
                 except (ProcessLookupError, PermissionError):
                     pass
         return problems
+
+
+# MARK: - Reading the database
+
+class Session(crash_check.Database):
+    """crash_check.Database, with PostgreSQL read through one psql session instead of one psql per query
+    (crash_check.purchase_problems reads each purchase's payments and devices: hundreds of psql runs)."""
+
+    def __init__(self, database):
+        super().__init__(database)
+        if self.postgres:
+            self.errors = tempfile.TemporaryFile("w+")
+            self.psql = subprocess.Popen(
+                ["psql", "-X", "-A", "-t", "-q", "-P", "null=\\N", "-F", "|", "-d", database],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.errors, text=True, bufsize=1,
+                env={**os.environ, "PGCONNECT_TIMEOUT": os.environ.get("PGCONNECT_TIMEOUT", "10")})
+
+    def rows(self, sql):
+        if not self.postgres:
+            return super().rows(sql)
+        marker = f"--end-{uuid.uuid4().hex}--"
+        try:
+            self.psql.stdin.write(sql.strip().rstrip(";") + ";\n\\echo " + marker + " :ERROR\n")
+            self.psql.stdin.flush()
+        except OSError as error:
+            raise RuntimeError(f"psql stopped: {error}") from error
+        lines = []
+        for line in self.psql.stdout:
+            line = line.rstrip("\n")
+            if line.startswith(marker):
+                if line != marker + " false":
+                    self.errors.seek(0)
+                    said = self.errors.read().strip()[-500:]
+                    self.errors.seek(0)
+                    self.errors.truncate()
+                    raise RuntimeError(f"psql failed on {sql!r}: {said}")
+                return [tuple(None if value == "\\N" else value for value in line.split("|")) for line in lines if line]
+            lines.append(line)
+        raise RuntimeError(f"psql ended while reading {sql!r}")
+
+    def close(self):
+        if not self.postgres:
+            return super().close()
+        try:
+            self.psql.stdin.close()
+            self.psql.wait(timeout=10)
+        except (OSError, subprocess.TimeoutExpired):
+            self.psql.kill()
+            self.psql.wait()
+        self.errors.close()
+
+
+def answers_seen(path):
+    """The answers log as crash_check.check reads it: a Counter per kind."""
+    seen = collections.defaultdict(collections.Counter)
+    with open(path) as f:
+        for line in f:
+            parts = line.split()
+            if len(parts) == 2:
+                seen[parts[0]][parts[1]] += 1
+    return seen
 
 
 # MARK: - The reader's app
@@ -1521,8 +1630,328 @@ class Driver:
                          f"round {n + 1}: the two devices were answered different purchases: {results}")
         s.report["one_reader"] = same
 
+    # 10. kill -9 under load
 
-SCENARIOS = ["products", "issue", "pack", "renewals", "duplicates", "refused", "whose", "google", "race"]
+    def scenario_kill(self, s):
+        if not s.expect(self.count >= 2, "needs 2 instances or more (one is killed, another keeps answering): "
+                                         "run with --instances 2"):
+            return
+        buyers = [self.device(f"s10-buyer-{n}", instance=1) for n in range(4)]
+        for buyer in buyers:
+            buyer.account = buyer.compte()
+        # Three kills at different moments: one in each third of 0.3-1.5 s of load, in a random order.
+        moments = [random.uniform(0.3 + 0.4 * n, 0.7 + 0.4 * n) for n in range(3)]
+        random.shuffle(moments)
+        s.report["rounds"] = []
+        for number, moment in enumerate(moments):
+            s.report["rounds"].append(KillRound(self, s, number + 1, buyers).run(moment))
+            if "restart_failed" in s.report["rounds"][-1]:
+                break
+
+
+class KillRound:
+    """One kill of the `kill` scenario. Producer threads make the work ahead: per subscription, a fresh anonymous
+    device on the surviving instance, its first transaction to register (registrarCompra) and three DID_RENEW
+    notifications (distinct notificationUUIDs and transactions: 2025-06-01 12:00 to 06-02 12:00, which opens
+    1/2025-06-02 and 2/2025-06-02; to 07-02 12:00; from yesterday to a day of its own in the future, its `fins`),
+    and an issue purchase by one of the buyers. WORKERS threads take the items in a random order and send each to
+    instance 0 (three in four) or to instance 1, recording when each request started, ended and what it was
+    answered. Instance 0 is killed (SIGKILL) `moment` seconds into the load, then started again; then:
+    crash_check (the answers log, PRAGMA integrity_check), every notification answered 200 posted again is
+    `duplicate`, every request the kill left unanswered sent again succeeds (what was never sent, too), and each
+    subscription is what its four payments make it, through registrarCompra, getEdicio and the database."""
+
+    WORKERS = 8
+    MAKERS = 2
+    AHEAD = 40            # items made ahead of the workers
+    SHARE_KILLED = 0.75   # of the items, those sent to instance 0, the one killed
+    P1, E1 = int(at("2025-05-01T00:00:00")), int(at("2025-06-01T12:00:00"))
+    E2, E3 = int(at("2025-06-02T12:00:00")), int(at("2025-07-02T12:00:00"))
+
+    def __init__(self, driver, s, number, buyers):
+        self.d, self.s, self.number, self.buyers = driver, s, number, buyers
+        self.kiosk = driver.kiosk
+        self.lock = threading.Lock()
+        self.pending = []
+        self.items = []
+        self.subscriptions = []
+        self.issue_purchases = []
+        self.made = 0
+        self.idle = 0             # times a worker found no work ready
+        self.stop = threading.Event()
+        self.failures = []
+
+    def item(self, kind, **fields):
+        return dict(kind=kind, instance=0 if random.random() < self.SHARE_KILLED else 1, started=None, ended=None,
+                    result=None, **fields)
+
+    def make(self):
+        """One subscription's items and an issue purchase's, put among the pending ones at random places."""
+        d = self.d
+        with self.lock:
+            n = self.made
+            self.made += 1
+        device = d.device(f"s10-k{self.number}-{n}", instance=1)
+        compte = device.compte()
+        otid = d.ids("10")
+        now = int(time.time())
+        ends = now + (2 + n % 300) * 86400 + 3600
+        base = dict(otid=otid, product=MONTHLY, token=compte)
+        renewals = [dict(base, tid=d.ids("10"), purchase=self.E1, expires=self.E2, original_purchase=self.P1),
+                    dict(base, tid=d.ids("10"), purchase=self.E2, expires=self.E3, original_purchase=self.P1),
+                    dict(base, tid=d.ids("10"), purchase=now - 86400, expires=ends, original_purchase=self.P1)]
+        sub = {"device": device, "otid": otid, "ends": ends, "notices": set(),
+               "first": d.apple.transaction(**base, tid=otid, purchase=self.P1, expires=self.E1),
+               "payments": {otid} | {r["tid"] for r in renewals}}
+        items = [self.item("register", jws=sub["first"], device=device, issue=None)]
+        for renewal in renewals:
+            notice_id = str(uuid.uuid4())
+            sub["notices"].add(notice_id)
+            items.append(self.item("notice", id=notice_id, jws=d.apple.notification(
+                "DID_RENEW", None, d.apple.transaction(**renewal), d.apple.renewal(**base), uuid_=notice_id)))
+        buyer = random.choice(self.buyers)
+        tid = d.ids("10")
+        bought = {"device": buyer, "tid": tid, "issue": random.choice(PAID),
+                  "jws": d.apple.transaction(tid=tid, otid=tid, product=ISSUE, purchase=now - 60, token=buyer.account)}
+        items.append(self.item("buy", jws=bought["jws"], device=buyer, issue=bought["issue"]))
+        with self.lock:
+            self.subscriptions.append(sub)
+            self.issue_purchases.append(bought)
+            self.items += items
+            for item in items:
+                self.pending.insert(random.randint(0, len(self.pending)), item)
+
+    def produce(self, until_stopped=True):
+        try:
+            while not self.stop.is_set():
+                with self.lock:
+                    short = len(self.pending) < self.AHEAD
+                if short:
+                    self.make()
+                elif until_stopped:
+                    time.sleep(0.005)
+                else:
+                    return
+        except Exception as error:  # noqa: BLE001 - reported as a violation
+            self.failures.append(f"making the work: {type(error).__name__}: {error}")
+
+    def send(self, item, instance=None):
+        instance = item["instance"] if instance is None else instance
+        if item["kind"] == "notice":
+            return self.d.post_apple(instance, item["jws"])
+        return item["device"].buy("apple", item["jws"], item["issue"], instance=instance)
+
+    def work(self):
+        while not self.stop.is_set():
+            with self.lock:
+                item = self.pending.pop() if self.pending else None
+                if item:
+                    item["started"] = time.monotonic()
+                else:
+                    self.idle += 1
+            if item is None:
+                time.sleep(0.002)
+                continue
+            try:
+                result = self.send(item)
+            except Exception as error:  # noqa: BLE001 - an unanswered request
+                result = ("error", f"{type(error).__name__}: {error}")
+            with self.lock:
+                item["ended"], item["result"] = time.monotonic(), result
+
+    @staticmethod
+    def answered(result):
+        return result is not None and (isinstance(result[0], int) or result[0] in ("ok", "fault", "http"))
+
+    @staticmethod
+    def as_expected(item, result, outcomes=("applied",)):
+        """Whether `result` is what `item` is answered when all is well."""
+        if item["kind"] == "notice":
+            return result[0] == 200 and result[1] in outcomes
+        compra = compra_of(result)
+        if item["kind"] == "register":
+            return isinstance(compra, dict) and compra.get("producte") == MONTHLY
+        return isinstance(compra, dict) and compra.get("producte") == ISSUE and compra.get("estat") == "activa" and \
+            compra.get("exemplars") == [{"edicio_id": str(item["issue"][0]), "data": item["issue"][1]}]
+
+    @staticmethod
+    def shown(items, limit=4):
+        return [f"{i['kind']} {i.get('id', '')} to instance {i['instance']}: "
+                f"{describe(i['result']) if i['result'] and not isinstance(i['result'][0], int) else i['result']}"
+                for i in items[:limit]]
+
+    def run(self, moment):
+        s, kiosk, n = self.s, self.kiosk, self.number
+        count = len(kiosk.instances)
+        what = f"kill {n} ({moment:.2f} s into the load)"
+        makers = [threading.Thread(target=self.produce, args=(False,)) for _ in range(4)]
+        for thread in makers:
+            thread.start()
+        for thread in makers:
+            thread.join()
+        made_ahead = len(self.items)
+        threads = [threading.Thread(target=self.produce) for _ in range(self.MAKERS)] + \
+                  [threading.Thread(target=self.work) for _ in range(self.WORKERS)]
+        load_started = time.monotonic()
+        for thread in threads:
+            thread.start()
+        time.sleep(moment)
+        with self.lock:
+            in_flight = [i for i in self.items if i["instance"] == 0 and i["started"] and i["ended"] is None]
+            killed_at = time.monotonic()
+            self.stop.set()   # no new request from here (those in flight on instance 1 finish)
+        status = kiosk.kill(0)
+        for thread in threads:
+            thread.join(timeout=120)
+        load_seconds = killed_at - load_started
+        s.expect(not any(t.is_alive() for t in threads), f"{what}: a load thread did not finish within 120 s")
+        s.expect(not self.failures, f"{what}: {self.failures[:3]}")
+        s.expect(status == -signal.SIGKILL, f"{what}: instance 0 exited with {status}, expected to die of SIGKILL")
+
+        sent = [i for i in self.items if i["result"] is not None]
+        unsent = [i for i in self.items if i["started"] is None]
+        unanswered = [i for i in sent if not self.answered(i["result"])]
+        cut = [i for i in in_flight if not self.answered(i["result"])]
+        wrong = [i for i in sent if self.answered(i["result"]) and not self.as_expected(i, i["result"])]
+        early = [i for i in unanswered if i["instance"] == 0 and i["ended"] < killed_at]
+        survivor = [i for i in unanswered if i["instance"] != 0]
+        s.expect(not wrong, f"{what}: {len(wrong)} requests were answered, but not as expected: {self.shown(wrong)}")
+        s.expect(not early, f"{what}: {len(early)} requests to instance 0 failed before it was killed: {self.shown(early)}")
+        s.expect(not survivor, f"{what}: {len(survivor)} requests to instance 1, which was not killed, got no answer: "
+                               f"{self.shown(survivor)}")
+        s.expect(cut, f"{what}: no request in flight on instance 0 was cut by the kill ({len(in_flight)} were in flight "
+                      f"at the moment); the kill proves little")
+        notices_answered = [i for i in sent if i["kind"] == "notice" and i["result"][0] == 200]
+        round_report = {
+            "moment_seconds": round(moment, 2), "load_seconds": round(load_seconds, 2), "made_ahead": made_ahead,
+            "subscriptions": len(self.subscriptions), "issue_purchases": len(self.issue_purchases),
+            "notifications_posted": len([i for i in sent if i["kind"] == "notice"]),
+            "notifications_answered_200": len(notices_answered),
+            "registrations_sent": len([i for i in sent if i["kind"] != "notice"]),
+            "registrations_answered": len([i for i in sent if i["kind"] != "notice" and i["result"][0] == "ok"]),
+            "sent_to_instance_0": len([i for i in sent if i["instance"] == 0]),
+            "in_flight_at_kill": {"total": len(in_flight),
+                                  "notifications": len([i for i in in_flight if i["kind"] == "notice"]),
+                                  "registrations": len([i for i in in_flight if i["kind"] != "notice"]),
+                                  "cut": len(cut), "answered_anyway": len(in_flight) - len(cut)},
+            "unanswered": len(unanswered), "unanswered_kinds": dict(collections.Counter(
+                describe(i["result"]).split(":")[0] for i in unanswered)),
+            "never_sent": len(unsent), "workers_idle": self.idle, "killed_exit": status,
+        }
+
+        restarting = time.monotonic()
+        try:
+            kiosk.restart(0)
+        except SetupError as error:   # not the driver's set-up: the server's own start after a crash
+            s.expect(False, f"{what}: instance 0 did not start again: {error}")
+            round_report["restart_failed"] = str(error)
+            return round_report
+        round_report["restart_seconds"] = round(time.monotonic() - restarting, 2)
+        # Nothing answered is lost, every row agrees with itself, the file is sound (crash_check.check over the
+        # answers log: PRAGMA integrity_check, purchase_problems, the issues).
+        checking = time.monotonic()
+        if kiosk.postgres:
+            # crash_check.check runs one psql per query; its purchase_problems alone, over one psql session.
+            db = Session(kiosk.database)
+            try:
+                problems = crash_check.purchase_problems(db, answers_seen(kiosk.answers))
+            finally:
+                db.close()
+            checked = {"problems": problems}
+        else:
+            checked = crash_check.check(kiosk.database, kiosk.editions, kiosk.answers, 0)
+        seen = answers_seen(kiosk.answers)
+        round_report["crash_check"] = dict(checked, notices=len(seen["notice"]), purchases=len(seen["purchase"]),
+                                           seconds=round(time.monotonic() - checking, 2))
+        s.expect(not checked["problems"], f"{what}: after the restart crash_check finds {checked['problems'][:10]}")
+        if not kiosk.postgres:
+            db = crash_check.Database(kiosk.database)
+            try:
+                integrity = db.one("PRAGMA integrity_check")
+            finally:
+                db.close()
+            round_report["integrity_check"] = integrity
+            s.expect(integrity == "ok", f"{what}: PRAGMA integrity_check after the restart answers {integrity!r}")
+
+        # Every notification answered 200, again: duplicate, on either instance.
+        again = [(i, self.send(i, instance=k % count)) for k, i in enumerate(notices_answered)]
+        not_duplicate = [dict(i, result=r) for i, r in again if r != (200, "duplicate")]
+        s.expect(not not_duplicate, f"{what}: {len(not_duplicate)} of {len(again)} notifications answered 200 before "
+                                    f"the kill, posted again, were not 200 duplicate: {self.shown(not_duplicate)}")
+        # What the kill left unanswered, again: 200 (applied when the kill came before the commit, duplicate when
+        # after it), registrarCompra succeeds; what never reached a server (never sent, a connection refused): applied.
+        resent = collections.Counter()
+        retried_wrong = []
+        for k, item in enumerate(unanswered + unsent):
+            result = self.send(item, instance=k % count)
+            first_time = item["started"] is None or "ConnectionRefusedError" in str(item["result"][1])
+            if item["kind"] == "notice":
+                how = "never sent" if item["started"] is None else "refused" if first_time else "cut"
+                resent[f"{how}: {result[0]} {result[1]}"] += 1
+            ok = self.answered(result) and self.as_expected(
+                item, result, ("applied",) if first_time else ("applied", "duplicate"))
+            if not ok:
+                retried_wrong.append(dict(item, result=result))
+        round_report["sent_again"] = dict(resent)
+        s.expect(not retried_wrong, f"{what}: {len(retried_wrong)} requests the kill left unanswered or never sent, sent "
+                                    f"after the restart, were not answered as expected: {self.shown(retried_wrong)}")
+
+        round_report["resend_seconds"] = round(time.monotonic() - checking, 2)
+        checking = time.monotonic()
+        # Each subscription: its four payments (the first transaction, three renewals): paid to its own day, every
+        # paid issue open, on both instances; the database has those payments and those three notifications.
+        for k, sub in enumerate(self.subscriptions):
+            fins = day(sub["ends"] - 1)
+            when = f"{what}: subscription {sub['otid']} once every notification was delivered"
+            answer = sub["device"].buy("apple", sub["first"], instance=k % count)
+            if self.d.expect_ok(s, answer, f"{when}: registrarCompra"):
+                self.d.expect_compra(s, compra_of(answer), when, producte=MONTHLY, tipus="subscription", estat="activa",
+                                     fins=fins)
+                self.d.expect_editions(s, answer[1], {1: fins, 2: fins, 8: ""}, when)
+            self.d.expect_access(s, sub["device"], {I1A: True, I1B: True, I2: True}, when)
+        for k, bought in enumerate(self.issue_purchases):
+            answer = bought["device"].buy("apple", bought["jws"], bought["issue"], instance=k % count)
+            s.expect(self.answered(answer) and self.as_expected({"kind": "buy", "issue": bought["issue"]}, answer),
+                     f"{what}: the issue purchase {bought['tid']} registered again answered "
+                     f"{compra_of(answer) or describe(answer)}, expected the issue {issue_name(bought['issue'])}")
+        self.check_database(s, what, round_report)
+        round_report["state_check_seconds"] = round(time.monotonic() - checking, 2)
+        return round_report
+
+    def check_database(self, s, what, round_report):
+        """The database's own rows: each purchase's payments, notices, access end and revocation."""
+        names = [sub["otid"] for sub in self.subscriptions] + [b["tid"] for b in self.issue_purchases]
+        listed = ", ".join(f"'{name}'" for name in names)
+        db = Session(self.kiosk.database)
+        try:
+            payments = collections.defaultdict(set)
+            for original, payment in db.rows(f"SELECT p.original_id, s.id FROM store_payments s JOIN store_purchases p "
+                                             f"ON p.id = s.purchase_id WHERE p.original_id IN ({listed})"):
+                payments[original].add(payment)
+            notices = collections.defaultdict(set)
+            for original, notice in db.rows(f"SELECT original_id, id FROM store_notices WHERE original_id IN ({listed})"):
+                notices[original].add(notice)
+            rows = {original: (int(end), str(revoked)) for original, end, revoked in db.rows(
+                f"SELECT original_id, access_end, revoked FROM store_purchases WHERE original_id IN ({listed})")}
+        finally:
+            db.close()
+        wrong = []
+        for sub in self.subscriptions:
+            otid = sub["otid"]
+            if payments[otid] != sub["payments"]:
+                wrong.append(f"{otid}: payments {sorted(payments[otid])}, expected {sorted(sub['payments'])}")
+            if notices[otid] != sub["notices"]:
+                wrong.append(f"{otid}: notices {sorted(notices[otid])}, expected {sorted(sub['notices'])}")
+            if rows.get(otid) not in ((sub["ends"], "0"), (sub["ends"], "f"), (sub["ends"], "false")):
+                wrong.append(f"{otid}: access_end and revoked {rows.get(otid)}, expected {sub['ends']} and not revoked")
+        for bought in self.issue_purchases:
+            if payments[bought["tid"]] != {bought["tid"]}:
+                wrong.append(f"issue purchase {bought['tid']}: payments {sorted(payments[bought['tid']])}")
+        round_report["database_rows_checked"] = len(names)
+        s.expect(not wrong, f"{what}: {len(wrong)} purchases in the database are not what was delivered: {wrong[:5]}")
+
+
+SCENARIOS = ["products", "issue", "pack", "renewals", "duplicates", "refused", "whose", "google", "race", "kill"]
 
 
 def main():
@@ -1594,7 +2023,7 @@ def main():
             s.report["violations"] = s.violations
             report["scenarios"][name] = s.report
             report["violations"] += s.violations
-        db = crash_check.Database(kiosk.database)
+        db = Session(kiosk.database)
         try:
             stored = crash_check.purchase_problems(db, kiosk.seen)
         finally:

@@ -8,8 +8,10 @@ import Testing
 /// `appstoreserverlibrary`), Google Play through `Tests/Clients/google_standin.py`. Scenarios: the products
 /// and account tokens, an issue, a pack of 2, a subscription's renewals, grace, lapse, refund and reversal,
 /// duplicate and reordered notifications, what is refused (fault 8, HTTP 400) with nothing changed, whose a
-/// purchase is (fault 9, the anonymous device limit, signing in), a Google subscription through Pub/Sub, and
-/// two devices registering one transaction at the same moment on two instances.
+/// purchase is (fault 9, the anonymous device limit, signing in), a Google subscription through Pub/Sub,
+/// two devices registering one transaction at the same moment on two instances, and `kill -9` of one instance
+/// three times under a load of notifications and registrations (nothing answered lost, every notification
+/// answered `200` a duplicate when sent again, those cut off applied once sent again).
 ///
 /// On one SQLite file, and on PostgreSQL when `KIOSK_TEST_POSTGRES` names a server (a fresh database;
 /// failing, not skipped, under `KIOSK_REQUIRE_POSTGRES=1`).
