@@ -1796,10 +1796,17 @@ class KillRound:
         for thread in threads:
             thread.start()
         time.sleep(moment)
-        with self.lock:
-            in_flight = [i for i in self.items if i["instance"] == 0 and i["started"] and i["ended"] is None]
-            killed_at = time.monotonic()
-            self.stop.set()   # no new request from here (those in flight on instance 1 finish)
+        # On a loaded machine the workers may all be between requests at that moment: wait (at most 15 s) until
+        # at least two are in flight on instance 0, so that the kill cuts something.
+        deadline = time.monotonic() + 15
+        while True:
+            with self.lock:
+                in_flight = [i for i in self.items if i["instance"] == 0 and i["started"] and i["ended"] is None]
+                if len(in_flight) >= 2 or time.monotonic() > deadline:
+                    killed_at = time.monotonic()
+                    self.stop.set()   # no new request from here (those in flight on instance 1 finish)
+                    break
+            time.sleep(0.002)
         status = kiosk.kill(0)
         for thread in threads:
             thread.join(timeout=120)
