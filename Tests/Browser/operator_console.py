@@ -9,8 +9,8 @@ import json, sys, xmlrpc.client
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support import expected_conditions as EC
 from selenium.webdriver.support.ui import Select, WebDriverWait
+from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
 
 console, rpc_url, archive, shots = sys.argv[1:5]
 other = xmlrpc.client.ServerProxy(rpc_url)
@@ -25,10 +25,22 @@ driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=opti
 wait = WebDriverWait(driver, 20)
 
 def navigating(element):
-    """Clicks `element` and waits until the page it leads to has replaced this one."""
+    """Clicks `element` and waits until the page it leads to has replaced this one. Chromium may say a replaced
+    node "does not belong to the document" instead of calling it stale: that is replaced too."""
     page = driver.find_element(By.TAG_NAME, "html")
     element.click()
-    wait.until(EC.staleness_of(page))
+
+    def replaced(_):
+        try:
+            page.is_enabled()
+            return False
+        except StaleElementReferenceException:
+            return True
+        except WebDriverException as error:
+            if "does not belong to the document" in str(error):
+                return True
+            raise
+    wait.until(replaced)
 
 def set_value(element_id, value):
     driver.execute_script("document.getElementById(arguments[0]).value = arguments[1]", element_id, value)
