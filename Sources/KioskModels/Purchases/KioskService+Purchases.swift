@@ -178,7 +178,7 @@ extension KioskService {
         case .some(nil): outcome = .recorded
         case .some(let held?):
             outcome = .applied
-            if !recorded.payment.map(\.revoked).isTrue { await confirm(recorded, held: held) }
+            if recorded.payment?.revoked != true { await confirm(recorded, held: held) }
         }
         observer.storeNoticeApplied(appKey: appKey, store: kind, outcome: outcome)
         return outcome
@@ -276,8 +276,4 @@ extension KioskService {
             observer.storeConfirmationFailed(appKey: held.appKey, store: facts.store, error: "\(error)")
         }
     }
-}
-
-extension Optional<Bool> {
-    fileprivate var isTrue: Bool { self ?? false }
 }
