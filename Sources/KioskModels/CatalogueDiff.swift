@@ -33,6 +33,9 @@ package struct CatalogueDiff: Sendable, Hashable {
     package private(set) var changes: [Change] = []
     /// What changes, as lines a person reads.
     package private(set) var lines: [String] = []
+    /// The events the changes make, written with them: an edition added or changed, an app added,
+    /// changed (one event for all its changes, their lines in `summary`) or removed. Accounts make none.
+    package private(set) var events: [NewEvent] = []
 
     /// What changes from `stored` (as a store reads it back: accounts by kind, then username) to `wanted`.
     package init(from stored: Catalogue, to wanted: Catalogue) {
@@ -45,13 +48,23 @@ package struct CatalogueDiff: Sendable, Hashable {
         let editions = Dictionary(stored.editions.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         for edition in wanted.editions where editions[edition.id] != edition {
             add(.saveEdition(edition), "\(editions[edition.id] == nil ? "add" : "update") edition \(edition.id) \"\(edition.name)\"")
+            events.append(NewEvent(editions[edition.id] == nil ? .editionAdded : .editionChanged,
+                                   EventBody(edition: edition.id, summary: lines.last)))
         }
         let configuredApps = Set(wanted.apps.map(\.key))
         for app in stored.apps where !configuredApps.contains(app.key) {
             add(.removeApp(key: app.key), "remove app \(app.key)")
+            events.append(NewEvent(.appRemoved, EventBody(app: app.key, summary: lines.last)))
         }
         let apps = Dictionary(stored.apps.map { ($0.key, $0) }, uniquingKeysWith: { first, _ in first })
         for app in wanted.apps {
+            let linesBefore = lines.count
+            defer {
+                if lines.count > linesBefore {
+                    events.append(NewEvent(apps[app.key] == nil ? .appAdded : .appChanged,
+                                           EventBody(app: app.key, summary: lines[linesBefore...].joined(separator: "; "))))
+                }
+            }
             if apps[app.key] != app {
                 add(.saveApp(app), "\(apps[app.key] == nil ? "add" : "update") app \(app.key) (demo quota \(app.demoQuota))")
             }
