@@ -91,6 +91,7 @@ package protocol EmptyConfigurationValue: Codable, Equatable {
 }
 
 extension Int: EmptyConfigurationValue { package static var empty: Int { 0 } }
+extension Bool: EmptyConfigurationValue { package static var empty: Bool { false } }
 extension Array: EmptyConfigurationValue where Element: Codable & Equatable { package static var empty: Self { [] } }
 extension Dictionary: EmptyConfigurationValue where Key == String, Value: Codable & Equatable {
     package static var empty: Self { [:] }

@@ -128,6 +128,30 @@ extension KioskConfiguration {
             throw fail(keyPath(of: error), error.rule)
         }
         try validateStores(fail)
+        try validateEvents(fail)
+    }
+
+    /// The outbox's keep time and the file's webhook endpoints (their secret files are read at start, at
+    /// reload and by `config check`, where the server is wired).
+    private func validateEvents(_ fail: (String, String) -> ConfigurationError) throws {
+        guard (1...3_650).contains(events.keepDays) else { throw fail("events.keep_days", "must be 1 to 3650 days") }
+        guard (1...120).contains(webhooks.timeoutSeconds) else { throw fail("webhooks.timeout_seconds", "must be 1 to 120") }
+        guard (1...1_000).contains(webhooks.concurrency) else { throw fail("webhooks.concurrency", "must be 1 to 1000") }
+        for (index, host) in webhooks.allowHosts.enumerated() where host.isEmpty || host.contains(where: { $0.isWhitespace || $0 == "/" }) {
+            throw fail("webhooks.allow_hosts[\(index)]", "must be a host name or address as written in a URL, got \"\(host)\"")
+        }
+        var names = Set<String>()
+        for (index, entry) in webhooks.endpoints.enumerated() {
+            let key = "webhooks.endpoints[\(index)]"
+            guard !entry.name.isEmpty, entry.name.count <= 100 else { throw fail("\(key).name", "must be 1 to 100 characters") }
+            guard names.insert(entry.name).inserted else { throw fail("\(key).name", "\"\(entry.name)\" is used twice") }
+            guard !entry.owner.isEmpty else { throw fail("\(key).owner", "must name the operator the endpoint belongs to") }
+            if let problem = WebhookEndpoint.urlProblem(entry.url) { throw fail("\(key).url", problem) }
+            if case .failure(let unknown) = EventType.parseList(entry.types.joined(separator: ",")) {
+                throw fail("\(key).types", unknown.description)
+            }
+            guard !entry.secretFile.isEmpty else { throw fail("\(key).secret_file", "must name the file holding the endpoint's whsec_ secret") }
+        }
     }
 
     /// The stores' side: each app's identities there, and the server's trust and credentials when an app

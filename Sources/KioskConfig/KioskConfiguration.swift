@@ -12,7 +12,7 @@ package struct KioskConfiguration: Codable, Sendable, Equatable {
         case webSessionLifetimeSeconds = "web_session_lifetime_seconds"
         case consoleSessionLifetimeSeconds = "console_session_lifetime_seconds"
         case secretFile = "secret_file", apiClients = "api_clients"
-        case operators, catalogueSource = "catalogue_source", stores
+        case operators, catalogueSource = "catalogue_source", stores, events, webhooks
     }
 
     package var server = Server()
@@ -41,8 +41,51 @@ package struct KioskConfiguration: Codable, Sendable, Equatable {
     package var apps: [AppEntry] = []
     /// How the App Store and Google Play are reached and trusted, for every app that sells in them.
     package var stores = Stores()
+    /// How long the event outbox keeps events.
+    package var events = Events()
+    /// Where events are posted in the publishers' systems, and how.
+    package var webhooks = Webhooks()
 
     package init() {}
+
+    package struct Events: Codable, Sendable, Equatable {
+        package enum CodingKeys: String, CodingKey {
+            case keepDays = "keep_days"
+        }
+        /// Events older than this many days are pruned once every webhook endpoint has been offered them;
+        /// an event stream can resume only from an event still kept.
+        package var keepDays = 7
+    }
+
+    package struct Webhooks: Codable, Sendable, Equatable {
+        package enum CodingKeys: String, CodingKey {
+            case endpoints, allowHosts = "allow_hosts", timeoutSeconds = "timeout_seconds", concurrency
+        }
+        /// The file's endpoints; the console adds its own beside them.
+        @DefaultsToEmpty package var endpoints: [WebhookEntry] = []
+        /// Hosts (as written in endpoints' URLs) allowed although they resolve to loopback, link-local or
+        /// private addresses; every other such destination is refused.
+        @DefaultsToEmpty package var allowHosts: [String] = []
+        /// How long one try may take, answer included.
+        package var timeoutSeconds = 15
+        /// How many deliveries one instance makes at once.
+        package var concurrency = 16
+    }
+
+    /// An endpoint of the file, kept by its `name` across reloads (its state and delivery log with it).
+    package struct WebhookEntry: Codable, Sendable, Equatable {
+        package enum CodingKeys: String, CodingKey {
+            case name, owner, url, types, secretFile = "secret_file"
+        }
+        package var name: String
+        /// The operator it belongs to.
+        package var owner: String
+        package var url: String
+        /// Event types (`issue.published`) or families (`issue.*`); empty: every type.
+        @DefaultsToEmpty package var types: [String] = []
+        /// A file holding the `whsec_` secret, or two (one per line, the new one first) during a rotation.
+        package var secretFile: String
+    }
 
     /// The server's side of store purchases; each app's own identities are under `apps[].store`.
     package struct Stores: Codable, Sendable, Equatable {
@@ -313,8 +356,10 @@ package struct KioskConfiguration: Codable, Sendable, Equatable {
         }
 
         package struct GoogleApp: Codable, Sendable, Equatable {
-            package enum CodingKeys: String, CodingKey { case packageName = "package_name" }
+            package enum CodingKeys: String, CodingKey { case packageName = "package_name", acceptTestPurchases = "accept_test_purchases" }
             package var packageName: String
+            /// Whether license testers' purchases (no money moves) grant, as Sandbox does for Apple; false in production.
+            @DefaultsToEmpty package var acceptTestPurchases = false
         }
     }
 

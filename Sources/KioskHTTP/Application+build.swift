@@ -36,6 +36,7 @@ package func buildRouter(runtime: RuntimeBox, metrics: KioskMetrics? = nil,
         .addRoutes(to: router.group())
     PublishController(endpoint: { $0.runtime.publishing }, scopes: { $0.runtime })
         .addRoutes(to: router.group().add(middleware: BasicAuthenticationMiddleware.publishers))
+    EventStreamController().addRoutes(to: router.group().add(middleware: BasicAuthenticationMiddleware.eventReaders))
     apiClientRoutes?(router.group().add(middleware: BasicAuthenticationMiddleware.apiClients))
     return router
 }

@@ -75,4 +75,6 @@ extension HTTPField.Name {
     /// The fields a reverse proxy adds for the client it forwards for (names that are valid tokens).
     package static let forwarded = HTTPField.Name("Forwarded")!
     package static let xForwardedFor = HTTPField.Name("X-Forwarded-For")!
+    /// Where a server-sent events reader resumes.
+    package static let lastEventID = HTTPField.Name("Last-Event-ID")!
 }

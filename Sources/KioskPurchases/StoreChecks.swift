@@ -19,10 +19,13 @@ public struct StoreChecks: StoreVerifying {
     public struct App: Sendable, Hashable {
         public var apple: AppleStoreIdentity?
         public var googlePackageName: String?
+        /// Whether Google Play license testers' purchases (no money moves) are taken.
+        public var googleAcceptsTestPurchases: Bool
 
-        public init(apple: AppleStoreIdentity? = nil, googlePackageName: String? = nil) {
+        public init(apple: AppleStoreIdentity? = nil, googlePackageName: String? = nil, googleAcceptsTestPurchases: Bool = false) {
             self.apple = apple
             self.googlePackageName = googlePackageName
+            self.googleAcceptsTestPurchases = googleAcceptsTestPurchases
         }
     }
 
@@ -114,6 +117,10 @@ public struct StoreChecks: StoreVerifying {
             } catch {
                 throw PurchaseError.unverifiable(error.message)
             }
+            if transaction.quantity > 1 {
+                throw PurchaseError.unverifiable("the App Store reports \(transaction.quantity) bought at once; Kiosk sells one at a time "
+                                                 + "(buy with a quantity of 1)")
+            }
             return Self.facts(transaction, subscription: kind == .subscription)
 
         case .google(let productID, let token):
@@ -121,12 +128,19 @@ public struct StoreChecks: StoreVerifying {
             if kind == .subscription {
                 let purchase = try await Self.asking { try await api.subscription(token: token) }
                 remember(purchase, appKey: appKey, token: token)
-                return Self.facts(purchase, token: token, productID: productID, now: clock())
+                return try accepted(Self.facts(purchase, token: token, productID: productID, now: clock()), appKey: appKey)
             }
             let purchase = try await Self.asking { try await api.product(productID, token: token) }
             remember(purchase, appKey: appKey, token: token)
+            if let answered = purchase.productID, !answered.isEmpty, answered != productID {
+                throw PurchaseError.unverifiable("Google Play says this purchase is of \(answered), not \(productID)")
+            }
+            if let quantity = purchase.quantity, quantity > 1 {
+                throw PurchaseError.unverifiable("Google Play reports \(quantity) bought at once; Kiosk sells one at a time "
+                                                 + "(keep multi-quantity off for this product in the Play Console)")
+            }
             switch Self.facts(purchase, token: token, productID: productID, now: clock()) {
-            case .facts(let facts): return facts
+            case .facts(let facts): return try accepted(facts, appKey: appKey)
             case .pending: throw PurchaseError.unverifiable("the purchase is pending payment")
             case .unknownState(let state):
                 throw PurchaseError.unverifiable("Google Play reports the purchase in state \(state), which this server does not know")
@@ -216,6 +230,15 @@ public struct StoreChecks: StoreVerifying {
 
     // MARK: - Google Play
 
+    /// `facts` when the app takes them: a license tester's purchase only where the app accepts them.
+    private func accepted(_ facts: StoreFacts, appKey: String) throws(PurchaseError) -> StoreFacts {
+        if facts.environment == "Test", apps[appKey]?.googleAcceptsTestPurchases != true {
+            throw .unverifiable("a Google Play license tester's purchase (no money moved); "
+                                + "set apps[].store.google.accept_test_purchases to take them on this server")
+        }
+        return facts
+    }
+
     private func playAPI(_ appKey: String) throws(PurchaseError) -> PlayDeveloperAPI {
         guard apps[appKey]?.googlePackageName != nil else {
             throw .unverifiable("app \(appKey) does not sell in Google Play")
@@ -250,7 +273,9 @@ public struct StoreChecks: StoreVerifying {
             if subscription.type == .revoked {
                 facts.payment?.revoked = true
             }
-            return StoreNotice(store: .google, id: message.messageID, type: Self.name(of: subscription.type), facts: facts)
+            // A tester's purchase where the app takes none is recorded and changes nothing.
+            return StoreNotice(store: .google, id: message.messageID, type: Self.name(of: subscription.type),
+                               facts: try? accepted(facts, appKey: appKey))
 
         case .oneTimeProduct(let product):
             let purchase = try await Self.asking { try await api.product(product.sku, token: product.purchaseToken) }
@@ -258,7 +283,7 @@ public struct StoreChecks: StoreVerifying {
             var facts: StoreFacts?
             // Pending, or a state not known here: nothing to apply yet; Google notifies again when it settles.
             if case .facts(let known) = Self.facts(purchase, token: product.purchaseToken, productID: product.sku, now: clock()) {
-                facts = known
+                facts = try? accepted(known, appKey: appKey)
             }
             return StoreNotice(store: .google, id: message.messageID, type: Self.name(of: product.type), facts: facts)
 

@@ -35,7 +35,8 @@ package final class StoreWiring: Sendable {
                     AppleStoreIdentity(bundleId: apple.bundleID, appAppleId: apple.appAppleID,
                                        environments: Set(apple.acceptedEnvironments.map(AppleEnvironment.init(rawValue:))))
                 },
-                googlePackageName: store.google?.packageName)
+                googlePackageName: store.google?.packageName,
+                googleAcceptsTestPurchases: store.google?.acceptTestPurchases ?? false)
         }
         guard !apps.isEmpty else { return NoStores() }
         let apple = try Self.appleVerifier(stores.apple)

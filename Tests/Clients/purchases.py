@@ -1493,7 +1493,8 @@ class Driver:
         a2_now = a2.open(I1B)
         s.report["second_device_after_sign_in"] = describe(a2_now) if a2_now[0] != "ok" else "opens"
 
-        # Restored on a second device, which signs in: the purchase moves there too (HeldPurchase.claim).
+        # Restored on a second device, which signs in: the purchase stays its buyer's (HeldPurchase.claim), so
+        # whoever restored a copy of the transaction cannot take it from the buyer by signing in.
         b1 = self.device("s7-b1", instance=0)
         tid = self.ids("7")
         b_jws = self.apple.transaction(tid=tid, otid=tid, product=ISSUE, purchase=now - 60, token=b1.compte())
@@ -1501,17 +1502,15 @@ class Driver:
         b2 = self.device("s7-b2", instance=1)
         self.expect_ok(s, b2.restore("apple", [b_jws]), "restaurarCompres of (b) on a second device")
         b2.register(USERS[8], instance=0)
-        self.expect_access(s, b2, {I2: True}, "the device (b) was restored on, signed in")
+        self.expect_access(s, b2, {I2: True}, "the device (b) was restored on, signed in (it opens as a device)")
         b3 = self.device("s7-b3", USERS[8], instance=1)
-        self.expect_access(s, b3, {I2: True}, "a new device of the reader who signed in on a device (b) was restored on "
-                                              "(docs/purchases.md: when that device signs in they become the reader's; "
-                                              "HeldPurchase.claim: a device's purchase moves to the reader who signs in "
-                                              "on one of its devices)")
-        b3_restore = b3.restore("apple", [b_jws])
-        s.report["b_restored_on_readers_new_device"] = describe(b3_restore) if b3_restore[0] != "ok" else "ok"
-        # The signed-in device registering it again moves it (HeldPurchase.claim), whatever the sign-in did.
-        self.expect_ok(s, b2.restore("apple", [b_jws]), "the signed-in device (b) restoring the purchase")
-        self.expect_access(s, b3, {I2: True}, "the reader's new device once the signed-in device (b) restored it")
+        self.expect_access(s, b3, {I2: False}, "a new device of the reader who signed in where (b) was restored: "
+                                               "the purchase stays its buyer's device's")
+        self.expect_fault(s, b3.restore("apple", [b_jws]), 9,
+                          f"restaurarCompres of (b) on a third device (limit {DEVICE_LIMIT}), signed in elsewhere")
+        self.expect_ok(s, b2.restore("apple", [b_jws]), "the signed-in device (b) restoring the purchase again")
+        self.expect_access(s, b3, {I2: False}, "the reader's new device once the signed-in device (b) restored it")
+        self.expect_access(s, b1, {I2: True}, "the buyer's device (b) still")
 
     # 8. Google Play subscription through Pub/Sub
 

@@ -97,12 +97,15 @@ import Testing
         #expect(throws: PurchaseError.anotherAccount("this purchase is already restored on 2 devices; sign in to read it on more")) {
             try held.claim(by: Self.claimant(0, "d3"), deviceLimit: 2, at: 0)
         }
-        let changed11 = try held.claim(by: Self.claimant(7, "d2"), deviceLimit: 2, at: 0)
-        #expect(changed11, "signing in on one of its devices makes it the reader's")
+        let restoredSignIn = try held.claim(by: Self.claimant(9, "d2"), deviceLimit: 2, at: 0)
+        #expect(!restoredSignIn, "signing in where it was restored does not take it from its buyer")
+        #expect(held.holder == .device(deviceKey: "d1") && held.isHeld(by: Self.claimant(9, "d2")))
+        let changed11 = try held.claim(by: Self.claimant(7, "d1"), deviceLimit: 2, at: 0)
+        #expect(changed11, "signing in on the device that bought it makes it the reader's")
         #expect(held.holder == .reader(userID: 7) && held.devices.isEmpty)
         #expect(held.isHeld(by: Self.claimant(7, "d99")), "a reader's opens on every device")
         #expect(throws: PurchaseError.self, "another reader cannot take it by posting its transaction") {
-            try held.claim(by: Self.claimant(8, "d2"), deviceLimit: 2, at: 0)
+            try held.claim(by: Self.claimant(8, "d1"), deviceLimit: 2, at: 0)
         }
         #expect(held.holder == .reader(userID: 7))
     }

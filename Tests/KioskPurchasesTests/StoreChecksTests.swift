@@ -362,6 +362,8 @@ struct StoreChecksGoogleTests {
                     "tok-consumed": ["purchaseTimeMillis": "1794990000000", "consumptionState": 1, "acknowledgementState": 1, "orderId": "GPA.5"],
                     "tok-pending": ["purchaseTimeMillis": "1794990000000", "purchaseState": 2],
                     "tok-odd": ["purchaseTimeMillis": "1794990000000", "purchaseState": 7, "orderId": "GPA.7"],
+                    "tok-three": ["purchaseTimeMillis": "1794990000000", "purchaseState": 0, "orderId": "GPA.3", "quantity": 3],
+                    "tok-other": ["purchaseTimeMillis": "1794990000000", "purchaseState": 0, "orderId": "GPA.4", "productId": "pack"],
                     "tok-busy": ["_status": 503],
                 ],
             ],
@@ -378,7 +380,9 @@ struct StoreChecksGoogleTests {
             keysURL: standIn.keysURL, httpClient: standIn.httpClient, timeout: timeout)
         return StoreChecks(
             apps: [
-                appKey: .init(apple: AppleTestAuthority.identity, googlePackageName: GoogleStandIn.packageName),
+                appKey: .init(apple: AppleTestAuthority.identity, googlePackageName: GoogleStandIn.packageName,
+                              googleAcceptsTestPurchases: true),
+                "no-testers": .init(googlePackageName: GoogleStandIn.packageName),
                 "ios-only": .init(apple: AppleTestAuthority.identity),
                 "elsewhere": .init(googlePackageName: "com.example.elsewhere"),
             ],
@@ -479,6 +483,20 @@ struct StoreChecksGoogleTests {
             #expect(pending == .unverifiable("the purchase is pending payment"))
             let odd = await storeError { try await checks.verify(.google(productID: "issue", token: "tok-odd"), appKey: Self.appKey, kind: .issue) }
             #expect(odd?.unverifiableReason?.contains("state 7") == true)
+
+            // Several bought at once, or Google naming another product: refused, never under-granted or mis-granted.
+            let three = await storeError { try await checks.verify(.google(productID: "issue", token: "tok-three"), appKey: Self.appKey, kind: .credits) }
+            #expect(three?.unverifiableReason?.contains("3 bought at once") == true)
+            let other = await storeError { try await checks.verify(.google(productID: "issue", token: "tok-other"), appKey: Self.appKey, kind: .issue) }
+            #expect(other?.unverifiableReason?.contains("of pack, not issue") == true)
+            // A license tester's purchase grants only where the app takes them.
+            let tester = await storeError { try await checks.verify(.google(productID: "issue", token: "tok-test"), appKey: "no-testers", kind: .issue) }
+            #expect(tester?.unverifiableReason?.contains("accept_test_purchases") == true)
+            let testerSubscription = await storeError {
+                try await checks.verify(.google(productID: "monthly", token: "sub-active"), appKey: "no-testers", kind: .subscription)
+            }
+            #expect(testerSubscription?.unverifiableReason?.contains("license tester") == true)
+            #expect(try await checks.verify(.google(productID: "issue", token: "tok-issue"), appKey: "no-testers", kind: .issue).environment == "Production")
 
             let calls = try await standIn.state().apiCalls
             #expect(calls.first == .init(method: "GET", segments: [GoogleStandIn.packageName, "purchases", "products", "issue", "tokens", "tok-issue"], action: nil))

@@ -148,6 +148,10 @@ extension BasicAuthenticationMiddleware {
     /// Publishers (stored accounts of kind `publisher`), realm `kiosk publishers`.
     package static let publishers = Self(realm: "kiosk publishers", message: "Publisher credentials are required (HTTP Basic).",
                                  accounts: { try await $0.runtime.accounts.current().publishers }, drainLimit: { _ in 8 << 20 })
+    /// Readers of the event stream: publishers and operators, realm `kiosk events`.
+    package static let eventReaders = Self(realm: "kiosk events", message: "Publisher or operator credentials are required (HTTP Basic).",
+                                           accounts: { try await $0.runtime.accounts.current().eventReaders },
+                                           drainLimit: { $0.runtime.configuration.limits.maxBodyBytes })
 }
 
 extension HTTPFields {

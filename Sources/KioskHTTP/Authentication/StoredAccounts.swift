@@ -17,19 +17,22 @@ package final class StoredAccounts: Sendable {
         package let accounts: [Account]
         package let apiClients: BasicAuthenticator
         package let publishers: BasicAuthenticator
+        /// Who may read the event stream: publishers and operators (a publisher's name first when both kinds have it).
+        package let eventReaders: BasicAuthenticator
         /// Operators of the console by username.
         package let operators: [String: Account]
 
         init(_ accounts: [Account], keeping previous: Snapshot?, verifier: PasswordHashing) {
-            func realm(_ kind: AccountKind, _ old: BasicAuthenticator?) -> BasicAuthenticator {
-                let hashes = Dictionary(accounts.filter { $0.kind == kind }.map { ($0.username, $0.passwordHash) },
-                                        uniquingKeysWith: { first, _ in first })
+            func realm(_ kinds: [AccountKind], _ old: BasicAuthenticator?) -> BasicAuthenticator {
+                let members = kinds.flatMap { kind in accounts.filter { $0.kind == kind } }
+                let hashes = Dictionary(members.map { ($0.username, $0.passwordHash) }, uniquingKeysWith: { first, _ in first })
                 if let old, old.hashes == hashes { return old }
                 return BasicAuthenticator(hashes: hashes, verifier: verifier)
             }
             self.accounts = accounts
-            apiClients = realm(.apiClient, previous?.apiClients)
-            publishers = realm(.publisher, previous?.publishers)
+            apiClients = realm([.apiClient], previous?.apiClients)
+            publishers = realm([.publisher], previous?.publishers)
+            eventReaders = realm([.publisher, .operator], previous?.eventReaders)
             operators = Dictionary(accounts.filter { $0.kind == .operator }.map { ($0.username, $0) }, uniquingKeysWith: { first, _ in first })
         }
     }

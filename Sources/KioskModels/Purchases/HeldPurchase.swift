@@ -134,8 +134,9 @@ public struct HeldPurchase: Sendable, Hashable {
     /// Lets `claimant` hold or open it, by the rules of whose a purchase is:
     /// - an unclaimed one goes to the first claimant, if its account token (when it has one) is the claimant's;
     /// - a reader's stays the reader's: anyone else is refused;
-    /// - a device's moves to the reader who signs in on one of its devices, and opens on up to `deviceLimit`
-    ///   devices; beyond, the claimant is asked to sign in.
+    /// - a device's moves to the reader who signs in on the device that bought it (not on one it was restored
+    ///   on: whoever restored a copy of the transaction must not take it from its buyer), and opens on up to
+    ///   `deviceLimit` devices; beyond, the claimant is asked to sign in.
     /// Throws `PurchaseError.anotherAccount`; returns whether anything changed.
     @discardableResult
     public mutating func claim(by claimant: PurchaseClaimant, deviceLimit: Int, at time: Int64) throws(PurchaseError) -> Bool {
@@ -155,8 +156,8 @@ public struct HeldPurchase: Sendable, Hashable {
             guard userID == claimant.userID else {
                 throw .anotherAccount("this purchase belongs to another reader; sign in with the account that bought it")
             }
-        case .device:
-            if claimant.userID != 0 && devices.contains(claimant.deviceKey) {
+        case .device(let buyer):
+            if claimant.userID != 0 && claimant.deviceKey == buyer {
                 holder = .reader(userID: claimant.userID)
                 devices = []
             } else if !devices.contains(claimant.deviceKey) {

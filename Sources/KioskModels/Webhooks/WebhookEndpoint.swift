@@ -1,3 +1,5 @@
+import Foundation
+
 /// A destination for events in a publisher's systems, owned by an operator: the events of `types` (all
 /// when empty) are posted to `url`, signed with `secrets` (Standard Webhooks).
 public struct WebhookEndpoint: Sendable, Hashable {
@@ -75,5 +77,24 @@ public struct DeliveryAttempt: Sendable, Hashable {
         self.deliveryID = deliveryID; self.endpointID = endpointID; self.eventID = eventID; self.eventType = eventType
         self.attempt = attempt; self.time = time; self.status = status; self.latencyMilliseconds = latencyMilliseconds
         self.answer = answer
+    }
+}
+
+extension WebhookEndpoint {
+    /// What is wrong with `url` as a destination, before any address is looked up; nil when it will do:
+    /// `http` or `https`, a host, no user name or password, no fragment, at most 2000 characters.
+    public static func urlProblem(_ url: String) -> String? {
+        guard url.utf8.count <= 2_000 else { return "must be at most 2000 characters" }
+        guard !url.contains(where: { $0.isWhitespace || $0.asciiValue.map { $0 < 0x20 || $0 == 0x7F } == true }) else {
+            return "must not contain spaces or control characters"
+        }
+        guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(),
+              scheme == "http" || scheme == "https" else {
+            return "must be an http:// or https:// URL, got \"\(url)\""
+        }
+        guard let host = components.host, !host.isEmpty else { return "must name a host" }
+        guard components.user == nil, components.password == nil else { return "must not carry a user name or password" }
+        guard components.fragment == nil else { return "must not have a #fragment" }
+        return nil
     }
 }

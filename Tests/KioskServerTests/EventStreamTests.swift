@@ -1,0 +1,99 @@
+import Foundation
+import KioskModels
+import KioskTestSupport
+import Testing
+@testable import KioskConfig
+@testable import KioskHTTP
+@testable import KioskPasswords
+
+/// `GET /events` over real HTTP: read by a foreign SSE client (`httpx-sse`) that drops its connection and
+/// resumes; who sees what; the NDJSON form; refusals.
+@Suite struct EventStreamTests {
+    static let operatorPassword = "operator-secret"
+
+    static func kiosk() async throws -> TestKiosk {
+        let hash = try await PasswordHashing().hash(operatorPassword, cost: 4)
+        return try await TestKiosk { configuration in
+            configuration.operators = [.init(username: "olga", passwordHash: hash, role: .editor)]
+            configuration.publishers[0].publications = nil
+            configuration.publishers[0].editions = [8]
+        }
+    }
+
+    /// One request with Python's standard library: `[status, content type, body]`.
+    static func get(_ port: Int, _ path: String, user: String, password: String, accept: String = "text/event-stream") async throws -> [Any] {
+        try await python(port, """
+            import base64, urllib.request, urllib.error
+            request = urllib.request.Request("http://127.0.0.1:\(port)\(path)", headers={
+                "Authorization": "Basic " + base64.b64encode(b"\(user):\(password)").decode(), "Accept": "\(accept)"})
+            try:
+                with urllib.request.urlopen(request, timeout=30) as r:
+                    result = [r.status, r.headers["Content-Type"], r.read().decode()]
+            except urllib.error.HTTPError as e:
+                result = [e.code, e.headers["Content-Type"], e.read().decode()]
+            """).value as? [Any] ?? []
+    }
+
+    @Test func aForeignClientResumesWithoutLosingOrRepeatingAnEvent() async throws {
+        let kiosk = try await Self.kiosk()
+        try await kiosk.addIssue(edition: 8, date: "2025-05-30")
+        let day = try #require(IssueDate("2025-05-30"))
+        let report = try await kiosk.withServer { port in
+            async let reading = runClient("python3", [TestKiosk.repositoryRoot + "/Tests/Clients/event_stream.py",
+                                                      "http://127.0.0.1:\(port)", "publisher", "publisher-secret", "41",
+                                                      "--drop-every", "7", "--types", "issue.*"])
+            // 40 more events while the client reads, drops and resumes.
+            for round in 0..<20 {
+                #expect(try await kiosk.store.withdrawIssue(editionID: 8, date: day, at: kiosk.clock.now))
+                #expect(try await kiosk.store.restoreIssue(editionID: 8, date: day, revision: 1))
+                if round % 5 == 0 { try await Task.sleep(for: .milliseconds(50)) }
+            }
+            return try await reading
+        }
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(report.utf8)) as? [String: Any], "\(report)")
+        let types = try #require(json["types"] as? [String])
+        let ids = try #require(json["ids"] as? [Int])
+        #expect(types.count == 41)
+        #expect(types.first == "issue.published")
+        #expect(Array(types.dropFirst()) == Array(repeating: ["issue.withdrawn", "issue.restored"], count: 20).flatMap { $0 })
+        #expect(ids == ids.sorted() && Set(ids).count == ids.count)
+        #expect((json["reconnects"] as? Int ?? 0) >= 5)
+        // What the store holds is what was read, in order.
+        let stored = try await kiosk.store.events(after: 0, types: [.issuePublished, .issueWithdrawn, .issueRestored], limit: 100)
+        #expect(stored.map { Int($0.id) } == ids)
+    }
+
+    @Test func eachReaderSeesWhatItMay() async throws {
+        let kiosk = try await Self.kiosk()
+        try await kiosk.addIssue(edition: 8, date: "2025-05-30")
+        try await kiosk.addIssue(edition: 1, date: "2025-05-30")
+        try await kiosk.addUser("reader1", password: "pw")
+        let answers = try await kiosk.withServer { port in
+            [try await Self.get(port, "/events?after=0&follow=false", user: "publisher", password: "publisher-secret"),
+             try await Self.get(port, "/events?after=0&follow=false", user: "olga", password: Self.operatorPassword,
+                                accept: "application/x-ndjson"),
+             try await Self.get(port, "/events?after=0&follow=false", user: "kiosk", password: TestKiosk.apiPassword),
+             try await Self.get(port, "/events?after=0&follow=false&types=issue.nonsense", user: "olga", password: Self.operatorPassword),
+             try await Self.get(port, "/events?after=banana", user: "olga", password: Self.operatorPassword)]
+        }
+        // The publisher may publish to edition 8 only: it sees that issue, not edition 1's, not the reader.
+        #expect(answers[0].first as? Int == 200)
+        #expect((answers[0][1] as? String)?.hasPrefix("text/event-stream") == true)
+        let publisherSees = (answers[0][2] as? String ?? "").split(separator: "\n").filter { $0.hasPrefix("data: ") }
+        #expect(publisherSees.count == 1)
+        #expect(publisherSees.first?.contains("\"edition\":8") == true)
+        // The operator reads NDJSON: both issues and the reader, one JSON object a line.
+        #expect(answers[1].first as? Int == 200)
+        let lines = (answers[1][2] as? String ?? "").split(separator: "\n").map { line in
+            (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any] ?? [:]
+        }
+        #expect(lines.compactMap { $0["type"] as? String }.filter { $0 == "issue.published" }.count == 2)
+        #expect(lines.contains { $0["type"] as? String == "reader.added" })
+        #expect(lines.allSatisfy { ($0["id"] as? String)?.hasPrefix("evt_") == true && $0["timestamp"] is String })
+        // An API client is no reader of events; a bad type or position is refused with what to send.
+        #expect(answers[2].first as? Int == 401)
+        #expect(answers[3].first as? Int == 400)
+        #expect((answers[3][2] as? String)?.contains("issue.nonsense") == true)
+        #expect(answers[4].first as? Int == 400)
+    }
+}
