@@ -16,19 +16,19 @@ import NIOPosix
 /// Every address a name resolves to is checked, and the sender connects to one of those it checked (see
 /// `WebhookSender`), so a name that resolves differently a moment later (DNS rebinding) does not reach a
 /// private address. The check is made again at each try.
-public struct DestinationPolicy: Sendable {
+package struct DestinationPolicy: Sendable {
     /// Hosts allowed whatever they resolve to, compared with the URL's host in lower case (an IPv6 address
     /// without brackets).
-    public var allowHosts: Set<String>
-    public var resolver: any HostResolver
+    package var allowHosts: Set<String>
+    package var resolver: any HostResolver
 
-    public init(allowHosts: [String] = [], resolver: any HostResolver = SystemHostResolver()) {
+    package init(allowHosts: [String] = [], resolver: any HostResolver = SystemHostResolver()) {
         self.allowHosts = Set(allowHosts.map { Self.normalized($0) })
         self.resolver = resolver
     }
 
     /// Checks the URL's form and its host's name, without resolving it (for validating a configuration).
-    public func checkForm(_ url: String) throws(DestinationRefused) -> WebhookURL {
+    package func checkForm(_ url: String) throws(DestinationRefused) -> WebhookURL {
         let parsed = try WebhookURL(url)
         if allowHosts.contains(parsed.host) { return parsed }
         if let literal = IPAddress(parsed.host) {
@@ -42,7 +42,7 @@ public struct DestinationPolicy: Sendable {
     }
 
     /// Checks `url` and resolves its host, checking every address; returns the destination to connect to.
-    public func check(_ url: String) async throws(DestinationRefused) -> WebhookDestination {
+    package func check(_ url: String) async throws(DestinationRefused) -> WebhookDestination {
         let parsed = try checkForm(url)
         if let literal = IPAddress(parsed.host) {
             return WebhookDestination(url: parsed, address: literal, allowedByName: allowHosts.contains(parsed.host))
@@ -102,29 +102,29 @@ public struct DestinationPolicy: Sendable {
 }
 
 /// Why a destination is refused, with the URL and what to change.
-public struct DestinationRefused: Error, Sendable, Hashable, CustomStringConvertible {
-    public var url: String
-    public var reason: String
-    public init(url: String, reason: String) { self.url = url; self.reason = reason }
-    public var description: String { "webhook destination \(url) refused: \(reason)" }
+package struct DestinationRefused: Error, Sendable, Hashable, CustomStringConvertible {
+    package var url: String
+    package var reason: String
+    package init(url: String, reason: String) { self.url = url; self.reason = reason }
+    package var description: String { "webhook destination \(url) refused: \(reason)" }
 }
 
 /// A webhook URL taken apart: `http` or `https`, a host, a port, and the path and query sent.
-public struct WebhookURL: Sendable, Hashable {
-    public enum Scheme: String, Sendable, Hashable {
+package struct WebhookURL: Sendable, Hashable {
+    package enum Scheme: String, Sendable, Hashable {
         case http, https
-        public var defaultPort: Int { self == .http ? 80 : 443 }
+        package var defaultPort: Int { self == .http ? 80 : 443 }
     }
 
-    public var scheme: Scheme
+    package var scheme: Scheme
     /// In lower case, without a trailing dot; an IPv6 address without brackets.
-    public var host: String
-    public var port: Int
+    package var host: String
+    package var port: Int
     /// The path and query, percent-encoded as written; `/` when empty.
-    public var target: String
+    package var target: String
 
     /// Reads `text`; throws why it is not a URL webhooks can be sent to.
-    public init(_ text: String) throws(DestinationRefused) {
+    package init(_ text: String) throws(DestinationRefused) {
         let refuse = { (reason: String) in DestinationRefused(url: text, reason: reason) }
         guard let components = URLComponents(string: text), let scheme = components.scheme else {
             throw refuse("is not a URL (write it as https://host/path)")
@@ -150,7 +150,7 @@ public struct WebhookURL: Sendable, Hashable {
     }
 
     /// The `Host` header: the host (IPv6 in brackets) and the port when it is not the scheme's.
-    public var hostHeader: String {
+    package var hostHeader: String {
         let name = host.contains(":") ? "[\(host)]" : host
         return port == scheme.defaultPort ? name : "\(name):\(port)"
     }
@@ -168,26 +168,26 @@ public struct WebhookURL: Sendable, Hashable {
 }
 
 /// A destination the policy accepted: the URL and the address it was checked at.
-public struct WebhookDestination: Sendable, Hashable {
-    public var url: WebhookURL
+package struct WebhookDestination: Sendable, Hashable {
+    package var url: WebhookURL
     /// The address to connect to: one the policy checked (the first the resolver gave).
-    public var address: IPAddress
+    package var address: IPAddress
     /// The host is in `allow_hosts`, so its addresses were not checked.
-    public var allowedByName: Bool
+    package var allowedByName: Bool
 }
 
 /// Resolves host names to addresses.
-public protocol HostResolver: Sendable {
+package protocol HostResolver: Sendable {
     /// Every address of `host`; throws when it cannot be resolved.
     func addresses(of host: String) async throws -> [IPAddress]
 }
 
 /// The system's resolver (`getaddrinfo`), run on NIO's blocking thread pool, never on an event loop or the
 /// cooperative pool.
-public struct SystemHostResolver: HostResolver {
-    public init() {}
+package struct SystemHostResolver: HostResolver {
+    package init() {}
 
-    public func addresses(of host: String) async throws -> [IPAddress] {
+    package func addresses(of host: String) async throws -> [IPAddress] {
         try await NIOThreadPool.singleton.runIfActive { try Self.resolve(host) }
     }
 
@@ -218,21 +218,21 @@ public struct SystemHostResolver: HostResolver {
 }
 
 /// The system's resolver could not resolve a name.
-public struct ResolutionFailed: Error, Sendable, CustomStringConvertible {
-    public var host: String
-    public var message: String
-    public var description: String { "\(host): \(message)" }
+package struct ResolutionFailed: Error, Sendable, CustomStringConvertible {
+    package var host: String
+    package var message: String
+    package var description: String { "\(host): \(message)" }
 }
 
 /// An IPv4 or IPv6 address.
-public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
+package struct IPAddress: Sendable, Hashable, CustomStringConvertible {
     /// 4 bytes for IPv4, 16 for IPv6, in network order.
-    public let bytes: [UInt8]
+    package let bytes: [UInt8]
 
-    public var isIPv6: Bool { bytes.count == 16 }
+    package var isIPv6: Bool { bytes.count == 16 }
 
     /// Reads an address literal (dotted quad, or IPv6 without brackets); nil for anything else.
-    public init?(_ text: String) {
+    package init?(_ text: String) {
         var v4 = in_addr()
         if inet_pton(AF_INET, text, &v4) == 1 {
             bytes = withUnsafeBytes(of: &v4) { Array($0) }
@@ -263,7 +263,7 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    public var description: String {
+    package var description: String {
         var buffer = [CChar](repeating: 0, count: Int(widening: INET6_ADDRSTRLEN) + 1)
         let family = isIPv6 ? AF_INET6 : AF_INET
         let written = bytes.withUnsafeBytes { raw in
@@ -276,7 +276,7 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// What kind of address webhooks may not reach this is; nil for a public address.
-    public var refusal: AddressKind? {
+    package var refusal: AddressKind? {
         bytes.count == 4 ? Self.ipv4Refusal(bytes) : ipv6Refusal
     }
 
@@ -326,13 +326,13 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// A kind of address webhooks may not reach.
-public indirect enum AddressKind: Sendable, Hashable {
+package indirect enum AddressKind: Sendable, Hashable {
     case loopback, linkLocal, privateNetwork, sharedCGNAT, unspecified, multicast, broadcast, documentation, reserved
     /// An IPv6 address carrying an IPv4 address of that kind (mapped, compatible, NAT64, 6to4).
     case embedding(AddressKind)
 
     /// As a sentence says it: "a loopback address".
-    public var phrase: String {
+    package var phrase: String {
         switch self {
         case .loopback: "a loopback address"
         case .linkLocal: "a link-local address (such as cloud metadata's 169.254.169.254)"

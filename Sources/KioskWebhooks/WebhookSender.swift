@@ -7,22 +7,22 @@ import NIOHTTP1
 import NIOSSL
 
 /// How one try at a delivery went.
-public struct WebhookSendResult: Sendable, Hashable {
-    public var outcome: WebhookRetries.Outcome
+package struct WebhookSendResult: Sendable, Hashable {
+    package var outcome: WebhookRetries.Outcome
     /// The HTTP status answered; nil when there was no answer.
-    public var status: Int?
+    package var status: Int?
     /// From the start of the try (resolution included) to its end.
-    public var latency: Duration
+    package var latency: Duration
     /// The answer's first bytes, or what went wrong when there was no usable answer.
-    public var answer: String
+    package var answer: String
 
-    public init(outcome: WebhookRetries.Outcome, status: Int?, latency: Duration, answer: String) {
+    package init(outcome: WebhookRetries.Outcome, status: Int?, latency: Duration, answer: String) {
         self.outcome = outcome; self.status = status; self.latency = latency; self.answer = answer
     }
 }
 
 /// Makes one try at a delivery; the worker's seam.
-public protocol WebhookSending: Sendable {
+package protocol WebhookSending: Sendable {
     /// Posts `delivery`'s event to its endpoint, signed at `timestamp` (Unix seconds). Never throws: every
     /// failure is a result.
     func send(_ delivery: WebhookDelivery, timestamp: Int64) async -> WebhookSendResult
@@ -36,28 +36,28 @@ public protocol WebhookSending: Sendable {
 /// whose `dnsOverride` maps the name to that address is made for the try (TLS still checks the name's
 /// certificate) and shut down after it, since AsyncHTTPClient takes DNS overrides per client only. Plain
 /// `http` and `https` to an IP address use one client kept for the process.
-public struct WebhookSender: WebhookSending {
-    public struct Options: Sendable {
+package struct WebhookSender: WebhookSending {
+    package struct Options: Sendable {
         /// The whole try: connecting, sending, and reading the answer's first bytes.
-        public var timeout: Duration
+        package var timeout: Duration
         /// How much of the answer is kept for the log.
-        public var answerLimit: Int
-        public var userAgent: String
+        package var answerLimit: Int
+        package var userAgent: String
         /// TLS for `https` endpoints; nil: the system's trust roots, TLS 1.2 or newer.
-        public var tlsConfiguration: TLSConfiguration?
+        package var tlsConfiguration: TLSConfiguration?
 
-        public init(timeout: Duration = .seconds(15), answerLimit: Int = 1_024, userAgent: String = "Kiosk-Webhooks/1.0",
+        package init(timeout: Duration = .seconds(15), answerLimit: Int = 1_024, userAgent: String = "Kiosk-Webhooks/1.0",
                     tlsConfiguration: TLSConfiguration? = nil) {
             self.timeout = timeout; self.answerLimit = max(answerLimit, 0); self.userAgent = userAgent
             self.tlsConfiguration = tlsConfiguration
         }
     }
 
-    public let policy: DestinationPolicy
-    public let options: Options
+    package let policy: DestinationPolicy
+    package let options: Options
     private let logger: Logger
 
-    public init(policy: DestinationPolicy, options: Options = Options(), logger: Logger = Logger(label: "kiosk.webhooks")) {
+    package init(policy: DestinationPolicy, options: Options = Options(), logger: Logger = Logger(label: "kiosk.webhooks")) {
         self.policy = policy; self.options = options; self.logger = logger
     }
 
@@ -79,12 +79,12 @@ public struct WebhookSender: WebhookSending {
         return configuration
     }
 
-    public func send(_ delivery: WebhookDelivery, timestamp: Int64) async -> WebhookSendResult {
+    package func send(_ delivery: WebhookDelivery, timestamp: Int64) async -> WebhookSendResult {
         await send(delivery.event, to: delivery.endpoint, timestamp: timestamp)
     }
 
     /// Posts `event` to `endpoint`, signed at `timestamp`.
-    public func send(_ event: KioskEvent, to endpoint: WebhookEndpoint, timestamp: Int64) async -> WebhookSendResult {
+    package func send(_ event: KioskEvent, to endpoint: WebhookEndpoint, timestamp: Int64) async -> WebhookSendResult {
         let start = ContinuousClock.now
         let failed = { (answer: String) in
             WebhookSendResult(outcome: .failed, status: nil, latency: start.duration(to: .now), answer: answer)

@@ -3,16 +3,16 @@ import Foundation
 import KioskModels
 
 /// A webhook signing secret in the Standard Webhooks form: `whsec_` and the base64 of 24 to 64 random bytes.
-public struct WebhookSecret: Sendable, Hashable, CustomStringConvertible {
+package struct WebhookSecret: Sendable, Hashable, CustomStringConvertible {
     /// The secret as written (`whsec_…`).
-    public let text: String
+    package let text: String
     let key: SymmetricKey
 
     static let prefix = "whsec_"
     static let keyBytes = 24...64
 
     /// Reads a secret; throws why it is not one.
-    public init(_ text: String) throws(WebhookSecretProblem) {
+    package init(_ text: String) throws(WebhookSecretProblem) {
         guard text.hasPrefix(Self.prefix) else {
             throw WebhookSecretProblem("does not start with \"whsec_\"; make one as \"whsec_\" followed by the output of `openssl rand -base64 24`")
         }
@@ -41,16 +41,16 @@ public struct WebhookSecret: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// A new secret: `whsec_` and the base64 of 24 random bytes.
-    public static func generate() -> WebhookSecret {
+    package static func generate() -> WebhookSecret {
         let key = SymmetricKey(size: .init(bitCount: 192))
         return WebhookSecret(text: prefix + key.withUnsafeBytes { Data($0) }.base64EncodedString(), key: key)
     }
 
     /// Never the secret itself, so that logging one does not leak it.
-    public var description: String { "whsec_… (\(text.utf8.count - Self.prefix.count) characters)" }
+    package var description: String { "whsec_… (\(text.utf8.count - Self.prefix.count) characters)" }
 
-    public static func == (lhs: WebhookSecret, rhs: WebhookSecret) -> Bool { lhs.text == rhs.text }
-    public func hash(into hasher: inout Hasher) { hasher.combine(text) }
+    package static func == (lhs: WebhookSecret, rhs: WebhookSecret) -> Bool { lhs.text == rhs.text }
+    package func hash(into hasher: inout Hasher) { hasher.combine(text) }
 
     private static func isBase64(_ byte: UInt8) -> Bool {
         switch byte {
@@ -64,22 +64,22 @@ public struct WebhookSecret: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// Why a text is not a webhook signing secret.
-public struct WebhookSecretProblem: Error, Sendable, Hashable, CustomStringConvertible {
-    public var problem: String
-    public init(_ problem: String) { self.problem = problem }
-    public var description: String { "the webhook secret \(problem)" }
+package struct WebhookSecretProblem: Error, Sendable, Hashable, CustomStringConvertible {
+    package var problem: String
+    package init(_ problem: String) { self.problem = problem }
+    package var description: String { "the webhook secret \(problem)" }
 }
 
 /// Signs deliveries as the Standard Webhooks specification says: `webhook-signature` holds `v1,` and the
 /// base64 HMAC-SHA256 of `id.timestamp.body` for each secret, space-separated, so that during a rotation
 /// an endpoint that knows either secret can verify.
-public struct WebhookSigner: Sendable, Hashable {
-    public let secrets: [WebhookSecret]
+package struct WebhookSigner: Sendable, Hashable {
+    package let secrets: [WebhookSecret]
 
-    public init(secrets: [WebhookSecret]) { self.secrets = secrets }
+    package init(secrets: [WebhookSecret]) { self.secrets = secrets }
 
     /// Reads `secrets` (an endpoint's, the current first); throws for the first that is not a secret, or when there is none.
-    public init(secrets: [String]) throws(WebhookSecretProblem) {
+    package init(secrets: [String]) throws(WebhookSecretProblem) {
         guard !secrets.isEmpty else { throw WebhookSecretProblem("list is empty; an endpoint needs at least one secret") }
         var read: [WebhookSecret] = []
         for (index, text) in secrets.enumerated() {
@@ -94,13 +94,13 @@ public struct WebhookSigner: Sendable, Hashable {
 
     /// The headers of one try: `webhook-id` (the same across retries), `webhook-timestamp` (this try, Unix
     /// seconds) and `webhook-signature`.
-    public func headers(id: String, timestamp: Int64, body: some DataProtocol) -> [(name: String, value: String)] {
+    package func headers(id: String, timestamp: Int64, body: some DataProtocol) -> [(name: String, value: String)] {
         [("webhook-id", id), ("webhook-timestamp", String(timestamp)),
          ("webhook-signature", signature(id: id, timestamp: timestamp, body: body))]
     }
 
     /// The `webhook-signature` value: one `v1,<base64>` per secret, space-separated.
-    public func signature(id: String, timestamp: Int64, body: some DataProtocol) -> String {
+    package func signature(id: String, timestamp: Int64, body: some DataProtocol) -> String {
         secrets.map { secret in
             "v1," + Data(Self.mac(key: secret.key, id: id, timestamp: timestamp, body: body)).base64EncodedString()
         }.joined(separator: " ")
@@ -108,7 +108,7 @@ public struct WebhookSigner: Sendable, Hashable {
 
     /// Whether one of the `v1` signatures in `header` is by one of the secrets (compared in constant time).
     /// The receiver's check, for tests and tools; the timestamp's age is the caller's to check.
-    public func verifies(_ header: String, id: String, timestamp: Int64, body: some DataProtocol) -> Bool {
+    package func verifies(_ header: String, id: String, timestamp: Int64, body: some DataProtocol) -> Bool {
         let message = Self.message(id: id, timestamp: timestamp, body: body)
         for entry in header.split(separator: " ") {
             let parts = entry.split(separator: ",", maxSplits: 1)

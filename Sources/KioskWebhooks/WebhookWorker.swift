@@ -14,29 +14,29 @@ import Synchronization
 ///
 /// Several workers (processes, instances) may share a store: each lease names its worker, so no two send the
 /// same delivery at once, and a lease that runs out (its worker died) lets another take it.
-public final class WebhookWorker: Service, Sendable {
-    public struct Options: Sendable {
+package final class WebhookWorker: Service, Sendable {
+    package struct Options: Sendable {
         /// Time between passes when nothing calls `wake()`.
-        public var interval: Duration
+        package var interval: Duration
         /// How long a claimed delivery stays leased (seconds); longer than the sender's timeout.
-        public var leaseSeconds: Int64
+        package var leaseSeconds: Int64
         /// Tries in flight at most.
-        public var concurrency: Int
+        package var concurrency: Int
         /// Events offered to endpoints per store call.
-        public var dispatchLimit: Int
+        package var dispatchLimit: Int
         /// Events older than this (seconds) are deleted once every endpoint has been offered them.
-        public var keepEventsSeconds: Int64
+        package var keepEventsSeconds: Int64
         /// Time between prunings.
-        public var pruneInterval: Duration
+        package var pruneInterval: Duration
         /// Time between backlog reports to the observer.
-        public var backlogInterval: Duration
+        package var backlogInterval: Duration
         /// The longest wait after repeated errors.
-        public var maximumBackoff: Duration
+        package var maximumBackoff: Duration
         /// A pass stops leasing after this long (the next starts at once), so that new events are offered and
         /// the backlog reported while a long backlog drains.
-        public var passLength: Duration
+        package var passLength: Duration
 
-        public init(interval: Duration = .seconds(1), leaseSeconds: Int64 = 60, concurrency: Int = 16, dispatchLimit: Int = 500,
+        package init(interval: Duration = .seconds(1), leaseSeconds: Int64 = 60, concurrency: Int = 16, dispatchLimit: Int = 500,
                     keepEventsSeconds: Int64 = 30 * 86_400, pruneInterval: Duration = .seconds(3_600),
                     backlogInterval: Duration = .seconds(10), maximumBackoff: Duration = .seconds(30),
                     passLength: Duration = .seconds(10)) {
@@ -48,23 +48,23 @@ public final class WebhookWorker: Service, Sendable {
     }
 
     /// What one pass did.
-    public struct Pass: Sendable, Hashable {
+    package struct Pass: Sendable, Hashable {
         /// Events offered to endpoints.
-        public var dispatched = 0
+        package var dispatched = 0
         /// Tries made.
-        public var tried = 0
+        package var tried = 0
         /// Tries whose lease had run out, so nothing was recorded (another worker will try again).
-        public var leaseLost = 0
+        package var leaseLost = 0
         /// Steps that threw (logged).
-        public var errors = 0
+        package var errors = 0
         /// More work is waiting: the next pass starts at once.
-        public var more = false
+        package var more = false
 
-        public init() {}
+        package init() {}
     }
 
     /// This worker's name in the leases it takes.
-    public let identity: String
+    package let identity: String
     private let store: any WebhookStore
     private let events: any EventLog
     private let sender: any WebhookSending
@@ -82,7 +82,7 @@ public final class WebhookWorker: Service, Sendable {
         var lastBacklog: ContinuousClock.Instant?
     }
 
-    public init(store: any WebhookStore, events: any EventLog, sender: any WebhookSending,
+    package init(store: any WebhookStore, events: any EventLog, sender: any WebhookSending,
                 retries: WebhookRetries = WebhookRetries(), options: Options = Options(),
                 observer: any WebhookObserver = UnobservedWebhooks(), clock: any KioskClock = SystemClock(),
                 identity: String = WebhookWorker.processIdentity,
@@ -93,15 +93,15 @@ public final class WebhookWorker: Service, Sendable {
     }
 
     /// A name unique to this process: host, process id and a random part.
-    public static let processIdentity: String = {
+    package static let processIdentity: String = {
         let random = (0..<4).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
         return "\(ProcessInfo.processInfo.hostName)/\(ProcessInfo.processInfo.processIdentifier)/\(random)"
     }()
 
     /// Starts a pass now (after a local commit that made events), or as soon as the current one ends.
-    public func wake() { signal.signal() }
+    package func wake() { signal.signal() }
 
-    public func run() async throws {
+    package func run() async throws {
         logger.info("webhook worker started", metadata: ["worker": "\(identity)"])
         var failures = 0
         while !Task.isCancelled, !Task.isShuttingDownGracefully {
@@ -120,7 +120,7 @@ public final class WebhookWorker: Service, Sendable {
 
     /// One pass: prune and report the backlog when due, offer new events, then lease and send due deliveries
     /// until none is left or the service group shuts down. Errors are logged and counted, never thrown.
-    public func runPass() async -> Pass {
+    package func runPass() async -> Pass {
         var pass = Pass()
         let started = ContinuousClock.now
         let (pruneDue, backlogDue) = schedule.withLock { schedule in
