@@ -303,6 +303,7 @@ let package = Package(
             name: "KioskWebhooksTests",
             dependencies: [
                 "KioskWebhooks", "KioskModels",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import Testing
 @testable import KioskWebhooks
@@ -10,6 +11,20 @@ import Testing
         let signer = try WebhookSigner(secrets: ["whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"])
         #expect(signer.signature(id: "evt_42", timestamp: 1_674_087_231, body: Array(Self.body.utf8))
             == "v1,fDmosbSQ+IyPCOQJzzigyAA/IZP8lD6Dz7gEZqfBmrE=")
+    }
+
+    /// The three lines of docs/events.md, as written there.
+    @Test func theDocumentedSwiftCheckVerifies() throws {
+        let secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+        let webhookID = "evt_42", webhookTimestamp = "1674087231", body = Data(Self.body.utf8)
+        for (webhookSignature, expected) in [("v1,fDmosbSQ+IyPCOQJzzigyAA/IZP8lD6Dz7gEZqfBmrE=", true),
+                                             ("v1,bm9wZQ== v1,fDmosbSQ+IyPCOQJzzigyAA/IZP8lD6Dz7gEZqfBmrE=", true),
+                                             ("v1,gDmosbSQ+IyPCOQJzzigyAA/IZP8lD6Dz7gEZqfBmrE=", false)] {
+            let key = SymmetricKey(data: Data(base64Encoded: String(secret.dropFirst("whsec_".count))) ?? Data())
+            let signed = Data("\(webhookID).\(webhookTimestamp).".utf8) + body
+            let valid = webhookSignature.split(separator: " ").contains { $0.hasPrefix("v1,") && Data(base64Encoded: String($0.dropFirst(3))).map { HMAC<SHA256>.isValidAuthenticationCode($0, authenticating: signed, using: key) } == true }
+            #expect(valid == expected, "\(webhookSignature)")
+        }
     }
 
     @Test func rotationSignsWithEachSecret() throws {
