@@ -35,7 +35,8 @@ package protocol WebhookSending: Sendable {
 /// the URL's host is replaced by that address and the `Host` header keeps the name; for `https` a client
 /// whose `dnsOverride` maps the name to that address is made for the try (TLS still checks the name's
 /// certificate) and shut down after it, since AsyncHTTPClient takes DNS overrides per client only. Plain
-/// `http` and `https` to an IP address use one client kept for the process.
+/// `http` and `https` to an IP address use one client kept for the process. Only the first address the
+/// name resolves to is tried: when it cannot be reached, the try fails and is retried later.
 package struct WebhookSender: WebhookSending {
     package struct Options: Sendable {
         /// The whole try: connecting, sending, and reading the answer's first bytes.
