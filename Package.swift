@@ -144,6 +144,22 @@ let package = Package(
             ],
             swiftSettings: swiftSettings),
 
+        // Webhooks: events posted to publishers' endpoints, signed (Standard Webhooks), retried, refused to private destinations.
+        .target(
+            name: "KioskWebhooks",
+            dependencies: [
+                "KioskModels", "KioskIntegers",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings),
+
         // The six wire methods of the 2012 contract, on the XML-RPC layer.
         .target(
             name: "KioskRPC",
@@ -280,6 +296,17 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings),
+        // Webhooks over loopback against Tests/Clients/webhook_receiver.py (PyPI standardwebhooks), and the worker's loop over test doubles.
+        .testTarget(
+            name: "KioskWebhooksTests",
+            dependencies: [
+                "KioskWebhooks", "KioskModels",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings),
         .testTarget(

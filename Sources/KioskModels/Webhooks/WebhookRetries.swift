@@ -70,7 +70,8 @@ public struct WebhookRetries: Sendable, Hashable {
             }
             guard attempt >= 1, attempt <= delays.count else { return (.givenUp, endpoint) }
             let base = delays[attempt - 1]
-            var wait = base + Int64(Double(base) * jitter * min(max(random, 0), 1))
+            let stretch = (Double(base) * jitter * min(max(random, 0), 1)).rounded(.down)
+            var wait = base.addingReportingOverflow(Int64(exactly: stretch) ?? 0).partialValue
             if case .throttled(let retryAfter?) = outcome { wait = max(wait, min(max(retryAfter, 0), 86_400)) }
             return (.retry(at: now + wait), endpoint)
         }

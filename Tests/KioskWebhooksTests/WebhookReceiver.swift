@@ -1,0 +1,148 @@
+import Foundation
+
+/// `Tests/Clients/webhook_receiver.py` run for one test: an endpoint on loopback that verifies every
+/// delivery with the `standardwebhooks` PyPI package, once per secret it is given, and answers as the path
+/// says (`/answer/STATUS?retry_after=…&location=…&body_bytes=N`, `/hang?seconds=S`). Use it through `run`,
+/// which stops it however the test ends and fails the test when a request handler raised.
+final class WebhookReceiver: @unchecked Sendable {
+    let port: Int
+    let directory: URL
+    private let process: Process
+    private let input: FileHandle
+    private let output: LineReader
+
+    var baseURL: String { "http://127.0.0.1:\(port)" }
+    /// With `tls`: the test authority that signed the receiver's certificate (localhost, receiver.example, 127.0.0.1).
+    var caFile: URL { directory.appendingPathComponent("ca.pem") }
+
+    /// Starts the receiver verifying with `secrets`, runs `body`, then stops it. Throws `body`'s error
+    /// first, then the receiver's. Fails, not skips, when Python or `standardwebhooks` is missing.
+    static func run<T>(secrets: [String], tls: Bool = false, _ body: (WebhookReceiver) async throws -> T) async throws -> T {
+        let receiver = try await WebhookReceiver(secrets: secrets, tls: tls)
+        let result: Result<T, any Error>
+        do {
+            result = .success(try await body(receiver))
+        } catch {
+            result = .failure(error)
+        }
+        var stopError: (any Error)?
+        do {
+            try await receiver.stop()
+        } catch {
+            stopError = error
+        }
+        let value = try result.get()
+        if let stopError { throw stopError }
+        return value
+    }
+
+    private init(secrets: [String], tls: Bool) async throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("webhook-receiver-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Clients/webhook_receiver.py")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", script.path, "--dir", directory.path] + (tls ? ["--tls"] : [])
+            + secrets.flatMap { ["--secret", $0] }
+        let stdin = Pipe()
+        let stdout = Pipe()
+        process.standardInput = stdin
+        process.standardOutput = stdout
+        try process.run()
+        let output = LineReader(stdout.fileHandleForReading)
+        guard let line = await output.next(), let port = Int(line) else {
+            try? stdin.fileHandleForWriting.close()
+            process.waitUntilExit()
+            throw ReceiverFailure("webhook_receiver.py did not start (exit \(process.terminationStatus)); it needs python3 "
+                + "with the PyPI package standardwebhooks (python3 -m pip install standardwebhooks==1.1.0), and cryptography for TLS")
+        }
+        self.process = process
+        self.input = stdin.fileHandleForWriting
+        self.output = output
+        self.port = port
+    }
+
+    /// What it received so far.
+    func deliveries() async throws -> [ReceivedDelivery] {
+        try input.write(contentsOf: Data("{\"op\":\"state\"}\n".utf8))
+        guard let line = await output.next() else { throw ReceiverFailure("webhook_receiver.py did not answer") }
+        let state = try JSONDecoder().decode(ReceiverState.self, from: Data(line.utf8))
+        if !state.errors.isEmpty { throw ReceiverFailure("webhook_receiver.py raised: \(state.errors.joined(separator: "\n"))") }
+        return state.deliveries
+    }
+
+    private func stop() async throws {
+        try? input.close()
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            DispatchQueue.global().async {
+                self.process.waitUntilExit()
+                continuation.resume()
+            }
+        }
+        try? FileManager.default.removeItem(at: directory)
+        guard process.terminationStatus == 0 else {
+            throw ReceiverFailure("webhook_receiver.py exited with \(process.terminationStatus): a request handler raised")
+        }
+    }
+}
+
+/// One POST as the receiver saw it.
+struct ReceivedDelivery: Decodable {
+    let path: String
+    let id: String?
+    let timestamp: String?
+    let signature: String?
+    let host: String?
+    let userAgent: String?
+    let contentType: String?
+    let body: String
+    let arrived: Double
+    /// The indexes of the receiver's secrets that verify it (standardwebhooks).
+    let verified: [Int]
+    /// The library's refusal, by secret index.
+    let errors: [String: String]
+}
+
+private struct ReceiverState: Decodable {
+    let deliveries: [ReceivedDelivery]
+    let errors: [String]
+}
+
+struct ReceiverFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Lines of a pipe, read off the cooperative threads.
+final class LineReader: @unchecked Sendable {
+    private let handle: FileHandle
+    private var buffer = Data()
+    private let lock = NSLock()
+
+    init(_ handle: FileHandle) { self.handle = handle }
+
+    /// The next line, nil at the end of the stream.
+    func next() async -> String? {
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(returning: self.readLine())
+            }
+        }
+    }
+
+    private func readLine() -> String? {
+        lock.lock()
+        defer { lock.unlock() }
+        while true {
+            if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
+                let line = String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self)
+                buffer.removeSubrange(buffer.startIndex...newline)
+                return line
+            }
+            let chunk = handle.availableData
+            if chunk.isEmpty { return nil }
+            buffer.append(chunk)
+        }
+    }
+}
