@@ -214,7 +214,7 @@ let package = Package(
         .target(
             name: "KioskWiring",
             dependencies: [
-                "XMLRPC", "KioskModels", "KioskIntegers", "KioskSQLite", "KioskPostgres", "KioskEditions", "KioskRPC", "KioskConfig", "KioskHTTP", "KioskPasswords", "KioskPurchases", "CSystemCalls",
+                "XMLRPC", "KioskModels", "KioskIntegers", "KioskSQLite", "KioskPostgres", "KioskEditions", "KioskRPC", "KioskConfig", "KioskHTTP", "KioskPasswords", "KioskPurchases", "KioskWebhooks", "CSystemCalls",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
@@ -302,7 +302,7 @@ let package = Package(
         .testTarget(
             name: "KioskWebhooksTests",
             dependencies: [
-                "KioskWebhooks", "KioskModels",
+                "KioskWebhooks", "KioskModels", "KioskTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -21,7 +21,9 @@ struct ConfigurationReloader: Service, CustomStringConvertible {
                 var configuration = try source.load()
                 configuration.server.host = host
                 configuration.server.port = runtime.runtime.configuration.server.port   // the bound one
+                let endpoints = try WebhookWiring.fileEndpoints(configuration, at: factory.clock.now)   // before changing anything
                 let outcome = try await configuration.syncCatalogue(into: factory.store)
+                try await factory.store.syncFileEndpoints(endpoints)
                 runtime.replace(with: try factory.makeRuntime(configuration))
                 factory.metrics?.configurationReloaded(ok: true)
                 logger.notice("configuration reloaded", metadata: [

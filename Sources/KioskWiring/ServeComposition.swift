@@ -65,7 +65,9 @@ public struct ServeComposition: Sendable {
 
         try await database.migrate()
         let store = database.store
+        let endpoints = try WebhookWiring.fileEndpoints(configuration, at: SystemClock().now)
         CatalogueSyncReport.log(try await configuration.syncCatalogue(into: store), logger: logger)
+        try await store.syncFileEndpoints(endpoints)
         try await prepare?(store, logger)
         let secrets = try Secrets.load(configuration: configuration, database: try DatabaseLocation(configuration.server.database),
                                        logger: logger)
@@ -86,7 +88,8 @@ public struct ServeComposition: Sendable {
                                              runtime: runtime, logger: logger)
         let app = try buildApplication(
             runtime: runtime, host: configuration.server.host, port: configuration.server.port, logger: logger,
-            metrics: metrics, apiClientRoutes: apiClientRoutes, services: [reloader],
+            metrics: metrics, apiClientRoutes: apiClientRoutes,
+            services: [reloader, WebhookWiring.worker(configuration, database: store, metrics: metrics, logger: logger)],
             onServerRunning: { [factory] channel in
                 Self.listening(on: channel, server: server, runtime: runtime, factory: factory,
                                secrets: secrets, logger: logger)

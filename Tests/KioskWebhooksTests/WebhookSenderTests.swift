@@ -1,3 +1,4 @@
+import KioskTestSupport
 import Foundation
 import KioskModels
 import NIOSSL

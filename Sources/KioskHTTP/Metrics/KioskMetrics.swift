@@ -24,6 +24,9 @@ package final class KioskMetrics: Sendable {
     package let rpcAnsweredOnConnection: Counter
     package let catalogueListenerUp: Gauge
     package let catalogueListenerLosses: Counter
+    package let webhookDeliveryDuration: DurationHistogram
+    package let webhooksWaiting: Gauge
+    package let webhookQueueAge: Gauge
 
     private let xmlrpcCalls: Family<XMLRPCOutcome, TimedSeries>
     private let httpRequests: Family<HTTPOutcome, TimedSeries>
@@ -44,6 +47,7 @@ package final class KioskMetrics: Sendable {
     private let creditsSpent: Family<String, Counter>
     private let storeNotices: Family<[String], Counter>
     private let storeConfirmationsFailed: Family<String, Counter>
+    private let webhookDeliveries: Family<String, Counter>
 
     /// Request and XML-RPC latency buckets (seconds).
     package static let latencyBuckets: [Duration] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
@@ -144,6 +148,16 @@ package final class KioskMetrics: Sendable {
         storeNotices = .counters(registry, name(
             "store_notices", "total", "Store server notifications verified, by app, store and outcome: applied, recorded (changed nothing) or duplicate.")
         ) { [("app", $0[0]), ("store", $0[1]), ("outcome", $0[2])] }
+        webhookDeliveries = .counters(registry, name(
+            "webhook_deliveries", "total", "Tries at delivering an event to a webhook endpoint, by outcome: delivered, gone (410), throttled (429, 503), failed.")
+        ) { [("outcome", $0)] }
+        webhookDeliveryDuration = registry.makeDurationHistogram(descriptor: name(
+            "webhook_delivery_duration", "seconds", "Time of a try at delivering an event to a webhook endpoint, answer included."),
+            buckets: Self.latencyBuckets)
+        webhooksWaiting = registry.makeGauge(descriptor: name(
+            "webhook_deliveries_waiting", "", "Webhook deliveries waiting to be tried, due or not (all instances)."))
+        webhookQueueAge = registry.makeGauge(descriptor: name(
+            "webhook_queue_age", "seconds", "How long the oldest due webhook delivery has waited (0: none due)."))
         storeConfirmationsFailed = .counters(registry, name(
             "store_confirmations_failed", "total", "Grants a store was not told of (Google acknowledgement or consumption), retried at the purchase's next word, by store.")
         ) { [("store", $0)] }
@@ -349,6 +363,17 @@ extension KioskMetrics: StoreObserver, KioskServiceObserver {
 
     package func storeConfirmationFailed(appKey: String, store: Storefront, error: String) {
         storeConfirmationsFailed[store.rawValue].increment()
+    }
+
+    /// A try at a webhook delivery ended with `outcome` (`delivered`, `gone`, `throttled`, `failed`).
+    package func webhookTried(outcome: String, duration: Duration) {
+        webhookDeliveries[outcome].increment()
+        webhookDeliveryDuration.record(duration)
+    }
+
+    package func webhookBacklog(waiting: Int, oldestDueAge: Duration?) {
+        webhooksWaiting.set(to: Double(waiting))
+        webhookQueueAge.set(to: oldestDueAge.map { Double($0.components.seconds) } ?? 0)
     }
 
     package func catalogueListener(connected: Bool) {

@@ -19,6 +19,7 @@ struct ConfigCommand: AsyncParsableCommand {
         func run() async throws {
             let configuration = try options.loadConfiguration()
             try StoreWiring.checkFiles(configuration)
+            _ = try WebhookWiring.fileEndpoints(configuration, at: 0)
             printOutput("\(options.config): valid (\(configuration.publications.count) publications, "
                         + "\(configuration.catalogue.editions.count) editions, \(configuration.apps.count) apps, "
                         + "\(configuration.apiClients.count) API clients, \(configuration.publishers.count) publishers)")

@@ -4,20 +4,20 @@ import Foundation
 /// delivery with the `standardwebhooks` PyPI package, once per secret it is given, and answers as the path
 /// says (`/answer/STATUS?retry_after=…&location=…&body_bytes=N`, `/hang?seconds=S`). Use it through `run`,
 /// which stops it however the test ends and fails the test when a request handler raised.
-final class WebhookReceiver: @unchecked Sendable {
-    let port: Int
-    let directory: URL
+package final class WebhookReceiver: @unchecked Sendable {
+    package let port: Int
+    package let directory: URL
     private let process: Process
     private let input: FileHandle
     private let output: LineReader
 
-    var baseURL: String { "http://127.0.0.1:\(port)" }
+    package var baseURL: String { "http://127.0.0.1:\(port)" }
     /// With `tls`: the test authority that signed the receiver's certificate (localhost, receiver.example, 127.0.0.1).
-    var caFile: URL { directory.appendingPathComponent("ca.pem") }
+    package var caFile: URL { directory.appendingPathComponent("ca.pem") }
 
     /// Starts the receiver verifying with `secrets`, runs `body`, then stops it. Throws `body`'s error
     /// first, then the receiver's. Fails, not skips, when Python or `standardwebhooks` is missing.
-    static func run<T>(secrets: [String], tls: Bool = false, _ body: (WebhookReceiver) async throws -> T) async throws -> T {
+    package static func run<T>(secrets: [String], tls: Bool = false, _ body: (WebhookReceiver) async throws -> T) async throws -> T {
         let receiver = try await WebhookReceiver(secrets: secrets, tls: tls)
         let result: Result<T, any Error>
         do {
@@ -40,7 +40,7 @@ final class WebhookReceiver: @unchecked Sendable {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("webhook-receiver-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("Clients/webhook_receiver.py")
+            .appendingPathComponent("Clients/webhook_receiver.py")   // Tests/KioskTestSupport/../Clients
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["python3", script.path, "--dir", directory.path] + (tls ? ["--tls"] : [])
@@ -64,7 +64,7 @@ final class WebhookReceiver: @unchecked Sendable {
     }
 
     /// What it received so far.
-    func deliveries() async throws -> [ReceivedDelivery] {
+    package func deliveries() async throws -> [ReceivedDelivery] {
         try input.write(contentsOf: Data("{\"op\":\"state\"}\n".utf8))
         guard let line = await output.next() else { throw ReceiverFailure("webhook_receiver.py did not answer") }
         let state = try JSONDecoder().decode(ReceiverState.self, from: Data(line.utf8))
@@ -88,20 +88,20 @@ final class WebhookReceiver: @unchecked Sendable {
 }
 
 /// One POST as the receiver saw it.
-struct ReceivedDelivery: Decodable {
-    let path: String
-    let id: String?
-    let timestamp: String?
-    let signature: String?
-    let host: String?
-    let userAgent: String?
-    let contentType: String?
-    let body: String
-    let arrived: Double
+package struct ReceivedDelivery: Decodable {
+    package let path: String
+    package let id: String?
+    package let timestamp: String?
+    package let signature: String?
+    package let host: String?
+    package let userAgent: String?
+    package let contentType: String?
+    package let body: String
+    package let arrived: Double
     /// The indexes of the receiver's secrets that verify it (standardwebhooks).
-    let verified: [Int]
+    package let verified: [Int]
     /// The library's refusal, by secret index.
-    let errors: [String: String]
+    package let errors: [String: String]
 }
 
 private struct ReceiverState: Decodable {
@@ -109,21 +109,21 @@ private struct ReceiverState: Decodable {
     let errors: [String]
 }
 
-struct ReceiverFailure: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
+package struct ReceiverFailure: Error, CustomStringConvertible {
+    package let description: String
+    package init(_ description: String) { self.description = description }
 }
 
 /// Lines of a pipe, read off the cooperative threads.
-final class LineReader: @unchecked Sendable {
+package final class LineReader: @unchecked Sendable {
     private let handle: FileHandle
     private var buffer = Data()
     private let lock = NSLock()
 
-    init(_ handle: FileHandle) { self.handle = handle }
+    package init(_ handle: FileHandle) { self.handle = handle }
 
     /// The next line, nil at the end of the stream.
-    func next() async -> String? {
+    package func next() async -> String? {
         await withCheckedContinuation { continuation in
             DispatchQueue.global().async {
                 continuation.resume(returning: self.readLine())
