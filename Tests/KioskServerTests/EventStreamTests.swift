@@ -1,5 +1,6 @@
 import Foundation
 import KioskModels
+import KioskSQLite
 import KioskTestSupport
 import Testing
 @testable import KioskConfig
@@ -20,9 +21,15 @@ import Testing
         }
     }
 
-    /// One request with Python's standard library: `[status, content type, body]`.
-    static func get(_ port: Int, _ path: String, user: String, password: String, accept: String = "text/event-stream") async throws -> [Any] {
-        try await python(port, """
+    struct Answer: Sendable {
+        var status: Int
+        var type: String
+        var body: String
+    }
+
+    /// One request with Python's standard library.
+    static func get(_ port: Int, _ path: String, user: String, password: String, accept: String = "text/event-stream") async throws -> Answer {
+        let answer = try await python(port, """
             import base64, urllib.request, urllib.error
             request = urllib.request.Request("http://127.0.0.1:\(port)\(path)", headers={
                 "Authorization": "Basic " + base64.b64encode(b"\(user):\(password)").decode(), "Accept": "\(accept)"})
@@ -32,6 +39,7 @@ import Testing
             except urllib.error.HTTPError as e:
                 result = [e.code, e.headers["Content-Type"], e.read().decode()]
             """).value as? [Any] ?? []
+        return Answer(status: answer.first as? Int ?? 0, type: answer.dropFirst().first as? String ?? "", body: answer.last as? String ?? "")
     }
 
     @Test func aForeignClientResumesWithoutLosingOrRepeatingAnEvent() async throws {
@@ -77,23 +85,24 @@ import Testing
              try await Self.get(port, "/events?after=banana", user: "olga", password: Self.operatorPassword)]
         }
         // The publisher may publish to edition 8 only: it sees that issue, not edition 1's, not the reader.
-        #expect(answers[0].first as? Int == 200)
-        #expect((answers[0][1] as? String)?.hasPrefix("text/event-stream") == true)
-        let publisherSees = (answers[0][2] as? String ?? "").split(separator: "\n").filter { $0.hasPrefix("data: ") }
-        #expect(publisherSees.count == 1)
-        #expect(publisherSees.first?.contains("\"edition\":8") == true)
+        #expect(answers[0].status == 200)
+        #expect(answers[0].type.hasPrefix("text/event-stream"))
+        let publisherSees = answers[0].body.split(separator: "\n").filter { $0.hasPrefix("data: ") }
+        #expect(!publisherSees.isEmpty && publisherSees.allSatisfy { $0.contains("\"edition\":8") })
+        #expect(publisherSees.filter { $0.contains("issue.published") }.count == 1)
+        #expect(!publisherSees.contains { $0.contains("reader.added") })
         // The operator reads NDJSON: both issues and the reader, one JSON object a line.
-        #expect(answers[1].first as? Int == 200)
-        let lines = (answers[1][2] as? String ?? "").split(separator: "\n").map { line in
+        #expect(answers[1].status == 200)
+        let lines = answers[1].body.split(separator: "\n").map { line in
             (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any] ?? [:]
         }
         #expect(lines.compactMap { $0["type"] as? String }.filter { $0 == "issue.published" }.count == 2)
         #expect(lines.contains { $0["type"] as? String == "reader.added" })
         #expect(lines.allSatisfy { ($0["id"] as? String)?.hasPrefix("evt_") == true && $0["timestamp"] is String })
         // An API client is no reader of events; a bad type or position is refused with what to send.
-        #expect(answers[2].first as? Int == 401)
-        #expect(answers[3].first as? Int == 400)
-        #expect((answers[3][2] as? String)?.contains("issue.nonsense") == true)
-        #expect(answers[4].first as? Int == 400)
+        #expect(answers[2].status == 401)
+        #expect(answers[3].status == 400)
+        #expect(answers[3].body.contains("issue.nonsense"))
+        #expect(answers[4].status == 400)
     }
 }
