@@ -127,12 +127,24 @@ let package = Package(
             ],
             swiftSettings: swiftSettings),
 
+        // Google service-account access tokens (OAuth 2.0 JWT bearer grant) and one bounded exchange with a
+        // Google endpoint: what the Play Developer API and Firebase Cloud Messaging clients share.
+        .target(
+            name: "KioskGoogleAuth",
+            dependencies: [
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings),
+
         // Store purchases: verifying what the App Store and Google Play sign (StoreKit 2 transactions, server
         // notifications, Play Developer API answers, Pub/Sub push tokens), in the stores' own formats.
         .target(
             name: "KioskPurchases",
             dependencies: [
-                "KioskModels", "KioskIntegers",
+                "KioskModels", "KioskIntegers", "KioskGoogleAuth",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
@@ -198,7 +210,7 @@ let package = Package(
         .target(
             name: "KioskWiring",
             dependencies: [
-                "XMLRPC", "KioskModels", "KioskIntegers", "KioskSQLite", "KioskPostgres", "KioskEditions", "KioskRPC", "KioskConfig", "KioskHTTP", "KioskPasswords", "KioskPurchases", "CSystemCalls",
+                "XMLRPC", "KioskModels", "KioskIntegers", "KioskSQLite", "KioskPostgres", "KioskEditions", "KioskRPC", "KioskConfig", "KioskHTTP", "KioskPasswords", "KioskPurchases", "KioskGoogleAuth", "CSystemCalls",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
@@ -272,7 +284,7 @@ let package = Package(
         .testTarget(
             name: "KioskPurchasesTests",
             dependencies: [
-                "KioskPurchases", "KioskModels",
+                "KioskPurchases", "KioskModels", "KioskGoogleAuth",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
