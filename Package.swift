@@ -24,6 +24,9 @@ let package = Package(
         .library(name: "KioskPostgres", targets: ["KioskPostgres"]),
         // Store purchase verification, for the Apple verification benchmark.
         .library(name: "KioskPurchases", targets: ["KioskPurchases"]),
+        // Push notifications and the APNs stand-in, for the push benchmark.
+        .library(name: "KioskPush", targets: ["KioskPush"]),
+        .library(name: "KioskPushStandIn", targets: ["KioskPushStandIn"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
@@ -46,6 +49,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
+        .package(url: "https://github.com/apple/swift-nio-http2.git", from: "1.46.0"),
     ],
     targets: [
         // System libraries named by the product design.
@@ -127,12 +131,24 @@ let package = Package(
             ],
             swiftSettings: swiftSettings),
 
+        // Google service-account access tokens (OAuth 2.0 JWT bearer grant) and one bounded exchange with a
+        // Google endpoint: what the Play Developer API and Firebase Cloud Messaging clients share.
+        .target(
+            name: "KioskGoogleAuth",
+            dependencies: [
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings),
+
         // Store purchases: verifying what the App Store and Google Play sign (StoreKit 2 transactions, server
         // notifications, Play Developer API answers, Pub/Sub push tokens), in the stores' own formats.
         .target(
             name: "KioskPurchases",
             dependencies: [
-                "KioskModels", "KioskIntegers",
+                "KioskModels", "KioskIntegers", "KioskGoogleAuth",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
@@ -157,6 +173,21 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings),
+
+        // Push notifications to reader apps, the sending half: APNs over HTTP/2 with token authentication, FCM
+        // HTTP v1, bounded fan-out with per-device outcomes (the `PushSender` seam).
+        .target(
+            name: "KioskPush",
+            dependencies: [
+                "KioskGoogleAuth", "KioskIntegers",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings),
 
@@ -214,7 +245,7 @@ let package = Package(
         .target(
             name: "KioskWiring",
             dependencies: [
-                "XMLRPC", "KioskModels", "KioskIntegers", "KioskSQLite", "KioskPostgres", "KioskEditions", "KioskRPC", "KioskConfig", "KioskHTTP", "KioskPasswords", "KioskPurchases", "KioskWebhooks", "CSystemCalls",
+                "XMLRPC", "KioskModels", "KioskIntegers", "KioskSQLite", "KioskPostgres", "KioskEditions", "KioskRPC", "KioskConfig", "KioskHTTP", "KioskPasswords", "KioskPurchases", "KioskWebhooks", "KioskGoogleAuth", "CSystemCalls",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
@@ -246,6 +277,23 @@ let package = Package(
             name: "KioskTestSupport",
             dependencies: ["KioskModels", "KioskSQLite", "KioskFiles", "CSystemCalls"],
             path: "Tests/KioskTestSupport",
+            swiftSettings: swiftSettings),
+
+        // An APNs stand-in for tests and the push benchmark: HTTP/2 over TLS (SwiftNIO), checking what Apple checks.
+        .target(
+            name: "KioskPushStandIn",
+            dependencies: [
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
+            path: "Tests/KioskPushStandIn",
             swiftSettings: swiftSettings),
 
         .testTarget(
@@ -288,7 +336,7 @@ let package = Package(
         .testTarget(
             name: "KioskPurchasesTests",
             dependencies: [
-                "KioskPurchases", "KioskModels",
+                "KioskPurchases", "KioskModels", "KioskGoogleAuth",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
@@ -307,6 +355,16 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings),
+        .testTarget(
+            name: "KioskPushTests",
+            dependencies: [
+                "KioskPush", "KioskPushStandIn", "KioskGoogleAuth",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings),
         .testTarget(

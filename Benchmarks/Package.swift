@@ -22,6 +22,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
         .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
+        // The push benchmark's client trusts the stand-in's test authority.
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
     ],
     targets: [
         // The XML-RPC codec against Python's xmlrpc.client (xmlrpc_codec_peer.py).
@@ -85,6 +87,16 @@ let package = Package(
                 .product(name: "SwiftASN1", package: "swift-asn1"),
             ],
             path: "AppleVerifyBenchmark"),
+        // APNs sends per second and per CPU-second against the NIO APNs stand-in in a second process (push_bench).
+        .executableTarget(
+            name: "PushBenchmark",
+            dependencies: [
+                .product(name: "KioskPush", package: "Kiosk"),
+                .product(name: "KioskPushStandIn", package: "Kiosk"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
+            path: "PushBenchmark"),
         // KioskServer serve on the reference data set, with the peer's /zip route: the Kiosk that load.py
         // compares with the peer (peer_comparison.sh, cluster_bench.sh, download_bench.sh, soak.sh).
         .executableTarget(

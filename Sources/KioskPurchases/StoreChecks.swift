@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import KioskGoogleAuth
 import KioskModels
 import Synchronization
 

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import KioskConfig
+import KioskGoogleAuth
 import KioskModels
 import KioskPurchases
 import NIOSSL

@@ -3,8 +3,9 @@
 
 - POST /token: Google's OAuth 2.0 token endpoint for the service-account JWT bearer grant. The assertion must
   be RS256 with the test service account's kid, verify with its PUBLIC key, and carry iss = client_email,
-  scope = androidpublisher, aud = this token URL, iat not in the future, exp after now and at most an hour
-  after iat. Answers an access token with `expires_in` (--expires-in), or 400 invalid_grant as Google does.
+  scope = androidpublisher or firebase.messaging, aud = this token URL, iat not in the future, exp after now and
+  at most an hour after iat. Answers an access token for those scopes with `expires_in` (--expires-in), or 400
+  invalid_grant as Google does.
 - The Play Developer API (purchases.subscriptionsv2.get, purchases.products.get, purchases.subscriptions
   .acknowledge, purchases.products.acknowledge/consume) under /androidpublisher/v3/applications/…: every call
   needs a bearer token issued here and not expired (401 otherwise); purchases come from DIR/purchases.json
@@ -14,6 +15,15 @@
   can look at what the caller had done by then); unknown tokens 404. Acknowledging or consuming twice is refused
   with 400 invalidPurchaseState.
 - GET /oauth2/v3/certs: a JWKS of the published OIDC test keys.
+- FCM HTTP v1, POST /v1/projects/{project}/messages:send: a bearer token issued here for the firebase.messaging
+  scope (401 / 403 otherwise), the project of the service account (404 otherwise), and a message as FCM checks
+  it: one `token`, `notification` with string title/body/image, `data` of strings only, `android.priority` NORMAL
+  or HIGH, `android.ttl` as "Ns", `android.restricted_package_name` the package name, notification and data at
+  most 4096 bytes (400 INVALID_ARGUMENT otherwise). Device tokens come from DIR/purchases.json's "fcm":
+  {"unregistered": [token] (404 UNREGISTERED), "invalid": [token] (400 INVALID_ARGUMENT on message.token),
+  "retry": {token: {"count": N, "status": 429 or 5xx, "retryAfter": S}} (the first N requests answered that
+  status with Retry-After: S)}; any other token is accepted. Every message is kept in the state's "fcmMessages"
+  (token, status, the time it came, the message).
 - Test commands, one JSON object a line on stdin, each answered by one JSON line on stdout: {"op": "state"}
   (counts and recorded calls), {"op": "mint", "claims", "key", "kid", "alg"} (an OIDC token signed as asked),
   {"op": "publish", "kid"} (publish another test key in the JWKS), {"op": "put", "kind": "subscription" or
@@ -53,6 +63,8 @@ from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 SCOPE = "https://www.googleapis.com/auth/androidpublisher"
+FCM_SCOPE = "https://www.googleapis.com/auth/firebase.messaging"
+FCM_PREFIX = "/v1/projects/"
 JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 API_PREFIX = "/androidpublisher/v3/applications/"
 
@@ -167,7 +179,7 @@ class State:
         self.oidc_keys = {"oidc-a": new_key(), "oidc-b": new_key(), "oidc-other": new_key()}
         self.published = ["oidc-a"]
         self.hmac_secret = secrets.token_bytes(32)
-        self.access_tokens = {}  # token -> expiry (epoch seconds)
+        self.access_tokens = {}  # token -> (expiry in epoch seconds, granted scopes)
         self.token_requests = 0
         self.token_refusals = []
         self.jwks_requests = 0
@@ -185,6 +197,9 @@ class State:
         self.package_name = seeded.get("packageName", args.package_name)
         self.subscriptions = seeded.get("subscriptions", {})
         self.products = seeded.get("products", {})
+        self.fcm = seeded.get("fcm", {})
+        self.fcm_retry = {token: dict(plan) for token, plan in self.fcm.get("retry", {}).items()}
+        self.fcm_messages = []
         self.port = None
 
     def token_url(self):
@@ -262,6 +277,7 @@ class State:
             "errors": self.errors,
             "tlsVersions": self.tls_versions,
             "tlsFailures": self.tls_failures,
+            "fcmMessages": self.fcm_messages,
         }
 
 
@@ -280,9 +296,11 @@ class Handler(BaseHTTPRequestHandler):
     def log_message(self, format, *args):
         pass
 
-    def reply(self, status, body):
+    def reply(self, status, body, headers=None):
         data = json.dumps(body).encode()
         self.send_response(status)
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
         self.send_header("Content-Type", "application/json; charset=UTF-8")
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
@@ -300,9 +318,12 @@ class Handler(BaseHTTPRequestHandler):
 
     def dispatch(self, method):
         self.settle_delay = 0
+        headers = {}
         try:
             body = self.body()
-            status, answer = self.route(method, body)
+            result = self.route(method, body)
+            status, answer = result[0], result[1]
+            headers = result[2] if len(result) > 2 else {}
             if isinstance(answer, dict) and "_delay" in answer:
                 time.sleep(answer["_delay"])
             if self.settle_delay:
@@ -313,7 +334,7 @@ class Handler(BaseHTTPRequestHandler):
             with self.state.lock:
                 self.state.errors.append(trace)
             status, answer = 500, {"error": "the stand-in raised"}
-        self.reply(status, answer)
+        self.reply(status, answer, headers)
 
     def route(self, method, body):
         path = self.path.split("?", 1)[0]
@@ -325,6 +346,8 @@ class Handler(BaseHTTPRequestHandler):
                 return 200, self.state.jwks()
         if path.startswith(API_PREFIX):
             return self.api(method, path[len(API_PREFIX):])
+        if method == "POST" and path.startswith(FCM_PREFIX) and path.endswith("/messages:send"):
+            return self.fcm_send(path[len(FCM_PREFIX):-len("/messages:send")], body)
         return 404, {"error": "no such endpoint"}
 
     # The token endpoint.
@@ -362,7 +385,8 @@ class Handler(BaseHTTPRequestHandler):
         except jwt.InvalidTokenError as error:
             return self.refuse_grant(type(error).__name__, "Invalid JWT: " + type(error).__name__)
         now = time.time()
-        if SCOPE not in str(claims["scope"]).split():
+        scopes = set(str(claims["scope"]).split())
+        if not scopes & {SCOPE, FCM_SCOPE}:
             return self.refuse_grant("scope", "Invalid OAuth scope or ID token audience provided.")
         if claims["iat"] > now + 60:
             return self.refuse_grant("iat in the future", "Invalid JWT: Token must be a short-lived token (60 minutes) and in a reasonable timeframe.")
@@ -370,7 +394,7 @@ class Handler(BaseHTTPRequestHandler):
             return self.refuse_grant("lifetime", "Invalid JWT: Token must be a short-lived token (60 minutes) and in a reasonable timeframe.")
         token = "ya29.test-" + secrets.token_urlsafe(24)
         with state.lock:
-            state.access_tokens[token] = now + state.args.expires_in
+            state.access_tokens[token] = (now + state.args.expires_in, scopes)
         return 200, {"access_token": token, "expires_in": state.args.expires_in, "token_type": "Bearer"}
 
     # The Play Developer API.
@@ -387,9 +411,11 @@ class Handler(BaseHTTPRequestHandler):
         authorization = self.headers.get("Authorization") or ""
         token = authorization[7:] if authorization.startswith("Bearer ") else None
         with state.lock:
-            expiry = state.access_tokens.get(token)
+            expiry, scopes = state.access_tokens.get(token, (None, set()))
         if expiry is None or expiry < time.time():
             return 401, google_error(401, "authError", "Request had invalid authentication credentials.")
+        if SCOPE not in scopes:
+            return 403, google_error(403, "insufficientPermissions", "Request had insufficient authentication scopes.")
         if len(segments) < 2 or segments[0] != state.package_name or segments[1] != "purchases":
             return 404, google_error(404, "applicationNotFound", "No application was found for the given package name.")
         route = segments[2:]
@@ -409,6 +435,90 @@ class Handler(BaseHTTPRequestHandler):
                     purchase = None
                 return self.settle_subscription(purchase, route[1], route[3])
         return 404, google_error(404, "notFound", "Not found.")
+
+    # Firebase Cloud Messaging, HTTP v1.
+
+    @staticmethod
+    def fcm_error(status, message, error_code=None, field=None):
+        names = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED", 404: "NOT_FOUND",
+                 429: "RESOURCE_EXHAUSTED", 500: "INTERNAL", 503: "UNAVAILABLE"}
+        details = []
+        if error_code:
+            details.append({"@type": "type.googleapis.com/google.firebase.fcm.v1.FcmError", "errorCode": error_code})
+        if field:
+            details.append({"@type": "type.googleapis.com/google.rpc.BadRequest",
+                            "fieldViolations": [{"field": field, "description": message}]})
+        error = {"code": status, "message": message, "status": names.get(status, "UNKNOWN")}
+        if details:
+            error["details"] = details
+        return {"error": error}
+
+    def fcm_send(self, project, body):
+        state = self.state
+        authorization = self.headers.get("Authorization") or ""
+        token = authorization[7:] if authorization.startswith("Bearer ") else None
+        with state.lock:
+            expiry, scopes = state.access_tokens.get(token, (None, set()))
+        if expiry is None or expiry < time.time():
+            return 401, self.fcm_error(401, "Request had invalid authentication credentials.")
+        if FCM_SCOPE not in scopes:
+            return 403, self.fcm_error(403, "Request had insufficient authentication scopes.")
+        if project != "kiosk-test":
+            return 404, self.fcm_error(404, "Requested entity was not found.")
+        try:
+            message = json.loads(body)["message"]
+        except (ValueError, KeyError, TypeError):
+            return 400, self.fcm_error(400, "Invalid JSON payload received.")
+        invalid = self.fcm_invalid(message)
+        if invalid:
+            return 400, self.fcm_error(400, invalid[1], "INVALID_ARGUMENT", invalid[0])
+        device = message["token"]
+        status, answer, headers = 200, {"name": f"projects/{project}/messages/{secrets.token_hex(8)}"}, {}
+        with state.lock:
+            plan = state.fcm_retry.get(device)
+            if device in state.fcm.get("unregistered", []):
+                status, answer = 404, self.fcm_error(404, "Requested entity was not found.", "UNREGISTERED")
+            elif device in state.fcm.get("invalid", []):
+                status, answer = 400, self.fcm_error(400, "The registration token is not a valid FCM registration token",
+                                                     "INVALID_ARGUMENT", "message.token")
+            elif plan and plan["count"] > 0:
+                plan["count"] -= 1
+                status = plan.get("status", 429)
+                answer = self.fcm_error(status, "Quota exceeded." if status == 429 else "The service is unavailable.",
+                                        "QUOTA_EXCEEDED" if status == 429 else "UNAVAILABLE")
+                headers = {"Retry-After": str(plan.get("retryAfter", 1))}
+            state.fcm_messages.append({"token": device, "status": status, "time": time.time(), "message": message})
+        return status, answer, headers
+
+    def fcm_invalid(self, message):
+        """(field, description) of the first thing FCM would refuse in `message`, or None."""
+        if not isinstance(message, dict):
+            return "message", "Invalid value"
+        targets = [k for k in ("token", "topic", "condition") if k in message]
+        if targets != ["token"] or not isinstance(message["token"], str) or not message["token"]:
+            return "message.token", "Exactly one of token, topic or condition, a non-empty token here"
+        notification = message.get("notification", {})
+        if not isinstance(notification, dict) or any(
+                k not in ("title", "body", "image") or not isinstance(v, str) for k, v in notification.items()):
+            return "message.notification", "Invalid notification"
+        data = message.get("data", {})
+        if not isinstance(data, dict) or any(not isinstance(v, str) for v in data.values()):
+            return "message.data", "Invalid value: data values must be strings"
+        android = message.get("android", {})
+        if not isinstance(android, dict):
+            return "message.android", "Invalid value"
+        if android.get("priority", "NORMAL") not in ("NORMAL", "HIGH"):
+            return "message.android.priority", "Invalid value"
+        ttl = android.get("ttl", "0s")
+        if not isinstance(ttl, str) or not ttl.endswith("s") or not ttl[:-1].replace(".", "", 1).isdigit():
+            return "message.android.ttl", "Invalid duration"
+        if "collapse_key" in android and not isinstance(android["collapse_key"], str):
+            return "message.android.collapse_key", "Invalid value"
+        if android.get("restricted_package_name", self.state.package_name) != self.state.package_name:
+            return "message.android.restricted_package_name", "Invalid package name"
+        if len(json.dumps({"notification": notification, "data": data}).encode()) > 4096:
+            return "message", "Message is too big"
+        return None
 
     @staticmethod
     def answer(purchase):

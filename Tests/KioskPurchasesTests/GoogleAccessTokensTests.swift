@@ -1,4 +1,5 @@
 import Foundation
+import KioskGoogleAuth
 import KioskPurchases
 import Testing
 

@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import KioskGoogleAuth
 import KioskPurchases
 import NIOSSL
 import Testing

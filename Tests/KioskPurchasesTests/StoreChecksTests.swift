@@ -1,4 +1,5 @@
 import Foundation
+import KioskGoogleAuth
 import KioskModels
 import KioskPurchases
 import Testing

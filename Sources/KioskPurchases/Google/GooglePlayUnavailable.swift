@@ -1,17 +1,8 @@
-/// Google could not answer now: its token, API or key endpoint is unreachable, slow, overloaded (5xx, 429),
-/// or refused our own credentials (the service account's assertion or access token).
+import KioskGoogleAuth
+
+/// Google could not answer now (`GoogleUnavailable`, shared with the other Google clients): its token, API or
+/// key endpoint is unreachable, slow, overloaded (5xx, 429), or refused our own credentials.
 ///
 /// It says nothing about the purchase: the caller answers "try again later" (a push route answers 5xx so
-/// Pub/Sub redelivers), never "refused". `message` names the endpoint and the cause, never a token or key.
-public struct GooglePlayUnavailable: Error, Sendable, CustomStringConvertible {
-    /// The HTTP status Google answered, or nil when no answer came (connection, timeout, unreadable answer).
-    public let status: Int?
-    public let message: String
-
-    public init(status: Int?, _ message: String) {
-        self.status = status
-        self.message = message
-    }
-
-    public var description: String { message }
-}
+/// Pub/Sub redelivers), never "refused".
+public typealias GooglePlayUnavailable = GoogleUnavailable

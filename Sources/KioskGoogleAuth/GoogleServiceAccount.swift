@@ -1,11 +1,11 @@
 import Foundation
 import JWTKit
 
-/// A Google Cloud service account's key file (the JSON the console downloads), for calling the Play
-/// Developer API as that account.
+/// A Google Cloud service account's key file (the JSON the console downloads), for calling Google APIs
+/// (the Play Developer API, Firebase Cloud Messaging) as that account.
 ///
-/// Only `type` (`service_account`), `client_email`, `private_key` (PEM, RSA), `private_key_id` and
-/// `token_uri` are read. The private key never leaves this value: no description prints it.
+/// Only `type` (`service_account`), `client_email`, `private_key` (PEM, RSA), `private_key_id`,
+/// `token_uri` and `project_id` are read. The private key never leaves this value: no description prints it.
 public struct GoogleServiceAccount: Sendable, CustomStringConvertible {
     /// A key file that is not a usable service account key. `message` names the field, never its value.
     public struct InvalidKeyFile: Error, Sendable, CustomStringConvertible {
@@ -17,6 +17,8 @@ public struct GoogleServiceAccount: Sendable, CustomStringConvertible {
     public let privateKeyID: String
     /// The key file's `token_uri`, when it has one.
     public let tokenURI: String?
+    /// The key file's `project_id`, when it has one: the Firebase project FCM sends in by default.
+    public let projectID: String?
     let privateKey: Insecure.RSA.PrivateKey
 
     /// Reads a key file's JSON.
@@ -42,6 +44,7 @@ public struct GoogleServiceAccount: Sendable, CustomStringConvertible {
             throw InvalidKeyFile(message: "the service account's private_key is not a PEM RSA private key of 2048 bits or more")
         }
         self.tokenURI = object["token_uri"] as? String
+        self.projectID = (object["project_id"] as? String).flatMap { $0.isEmpty ? nil : $0 }
     }
 
     /// Reads a key file.

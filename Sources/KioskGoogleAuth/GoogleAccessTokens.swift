@@ -4,13 +4,18 @@ import JWTKit
 import NIOCore
 import NIOHTTP1
 
-/// Access tokens for the Play Developer API, got with a service account's key (OAuth 2.0 JWT bearer grant)
+/// Access tokens for one Google API scope, got with a service account's key (OAuth 2.0 JWT bearer grant)
 /// and kept until shortly before they expire. Callers that ask while a token is being fetched wait for that
-/// one fetch.
+/// one fetch. Failures are `GoogleUnavailable`.
 public actor GoogleAccessTokens {
     public static let defaultTokenURL = "https://oauth2.googleapis.com/token"
+    /// The Play Developer API's scope.
+    public static let androidPublisherScope = "https://www.googleapis.com/auth/androidpublisher"
+    /// Firebase Cloud Messaging's scope (HTTP v1 API).
+    public static let firebaseMessagingScope = "https://www.googleapis.com/auth/firebase.messaging"
+
     /// The one scope asked for.
-    public static let scope = "https://www.googleapis.com/auth/androidpublisher"
+    public nonisolated let scope: String
 
     /// The token endpoint the assertion is posted to, and its audience.
     public nonisolated let tokenURL: String
@@ -28,18 +33,21 @@ public actor GoogleAccessTokens {
     }
 
     /// - Parameters:
+    ///   - scope: the API scope the tokens are for (`androidPublisherScope`, `firebaseMessagingScope`).
     ///   - tokenURL: the token endpoint; nil for the key file's `token_uri`, else Google's.
     ///   - httpClient: owned by the caller, who shuts it down.
     ///   - timeout: for each token request, answer included.
     ///   - clock: now; for tests.
     public init(
         account: GoogleServiceAccount,
+        scope: String = GoogleAccessTokens.androidPublisherScope,
         tokenURL: String? = nil,
         httpClient: HTTPClient = .shared,
         timeout: Duration = .seconds(10),
         clock: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.account = account
+        self.scope = scope
         self.tokenURL = tokenURL ?? account.tokenURI ?? Self.defaultTokenURL
         self.httpClient = httpClient
         self.timeout = timeout
@@ -47,7 +55,7 @@ public actor GoogleAccessTokens {
     }
 
     /// A bearer token valid for at least a little longer, fetched only when the kept one is near its end.
-    /// Throws `GooglePlayUnavailable` when none can be got (endpoint down, or the assertion refused).
+    /// Throws `GoogleUnavailable` when none can be got (endpoint down, or the assertion refused).
     public func accessToken() async throws -> String {
         if let current, clock() < current.refreshAt {
             return current.value
@@ -87,15 +95,15 @@ public actor GoogleAccessTokens {
     private func fetch() async throws -> Token {
         let now = clock()
         guard let iat = Int64(exactly: now.timeIntervalSince1970.rounded(.down)) else {
-            throw GooglePlayUnavailable(status: nil, "the clock is outside the range of a token's times")
+            throw GoogleUnavailable(status: nil, "the clock is outside the range of a token's times")
         }
         let assertion = Assertion(
-            iss: account.clientEmail, scope: Self.scope, aud: tokenURL, iat: iat, exp: iat + 3600)
+            iss: account.clientEmail, scope: scope, aud: tokenURL, iat: iat, exp: iat + 3600)
         let jwt: String
         do {
             jwt = try await assertionSigner().sign(assertion, kid: JWKIdentifier(string: account.privateKeyID))
         } catch {
-            throw GooglePlayUnavailable(status: nil, "the service account's assertion could not be signed")
+            throw GoogleUnavailable(status: nil, "the service account's assertion could not be signed")
         }
 
         var request = HTTPClientRequest(url: tokenURL)
@@ -112,19 +120,19 @@ public actor GoogleAccessTokens {
             guard let decoded = try? JSONDecoder().decode(TokenAnswer.self, from: answer.body),
                 !decoded.access_token.isEmpty
             else {
-                throw GooglePlayUnavailable(status: 200, "\(endpoint) answered without a usable access token")
+                throw GoogleUnavailable(status: 200, "\(endpoint) answered without a usable access token")
             }
             // Kept until a minute before it ends (half its life when it lives under two minutes), a day at most.
             let life = TimeInterval(min(max(decoded.expires_in, 0), 86_400))
             let refreshAt = now.addingTimeInterval(life - min(60, life / 2))
             return Token(value: decoded.access_token, refreshAt: refreshAt)
         case 400, 401, 403:
-            throw GooglePlayUnavailable(
+            throw GoogleUnavailable(
                 status: answer.status,
                 "\(endpoint) refused the assertion of \(account.clientEmail) (\(GoogleHTTP.describe(answer))): "
                     + "check the key file, the key's id and that the account is enabled")
         default:
-            throw GooglePlayUnavailable(status: answer.status, "\(endpoint) answered \(GoogleHTTP.describe(answer))")
+            throw GoogleUnavailable(status: answer.status, "\(endpoint) answered \(GoogleHTTP.describe(answer))")
         }
     }
 
