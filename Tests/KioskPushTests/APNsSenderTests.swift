@@ -219,8 +219,8 @@ struct APNsSenderTests {
 
     @Test("a publish to 5 000 devices answers every device exactly once")
     func publishSize() async throws {
-        let dead = Set((0..<20).map { APNsFixture.token($0 * 997) })
-        let throttled = Dictionary(uniqueKeysWithValues: (0..<20).map { (APNsFixture.token($0 * 991 + 1), 1) })
+        let dead = Set((0..<20).map { APNsFixture.token($0 * 241) })
+        let throttled = Dictionary(uniqueKeysWithValues: (0..<20).map { (APNsFixture.token($0 * 239 + 1), 1) })
         let observer = CountingObserver()
         try await APNsFixture.run(standIn: {
             $0.unregistered = dead
