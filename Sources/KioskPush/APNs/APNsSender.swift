@@ -143,7 +143,7 @@ public final class APNsSender: PushSender {
             do {
                 let response = try await client.execute(request, deadline: .now() + PushHTTP.timeAmount(configuration.timeout))
                 let answer = try await response.body.collect(upTo: 16 * 1024)
-                status = Int(response.status.code)
+                status = Int(exactly: response.status.code) ?? 0
                 reason = Self.reason(in: answer)
                 retryAfter = PushHTTP.retryAfter(response.headers)
             } catch {

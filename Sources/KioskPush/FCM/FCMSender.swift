@@ -108,7 +108,7 @@ public final class FCMSender: PushSender {
             do {
                 let response = try await httpClient.execute(request, deadline: .now() + PushHTTP.timeAmount(configuration.timeout))
                 answer = try await response.body.collect(upTo: 64 * 1024)
-                status = Int(response.status.code)
+                status = Int(exactly: response.status.code) ?? 0
                 retryAfter = PushHTTP.retryAfter(response.headers)
             } catch {
                 retries += 1
