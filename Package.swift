@@ -336,7 +336,7 @@ let package = Package(
         .testTarget(
             name: "KioskPurchasesTests",
             dependencies: [
-                "KioskPurchases", "KioskModels", "KioskGoogleAuth",
+                "KioskPurchases", "KioskModels", "KioskGoogleAuth", "KioskTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
@@ -360,7 +360,7 @@ let package = Package(
         .testTarget(
             name: "KioskPushTests",
             dependencies: [
-                "KioskPush", "KioskPushStandIn", "KioskGoogleAuth",
+                "KioskPush", "KioskPushStandIn", "KioskGoogleAuth", "KioskTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),

@@ -1,3 +1,4 @@
+import KioskTestSupport
 import Foundation
 import KioskGoogleAuth
 import KioskPurchases
@@ -12,7 +13,7 @@ struct GoogleAccessTokensTests {
         ]) { standIn in
             // The first assertion is signed 3550 s in the past (still valid for the stand-in), so moving the clock
             // to now makes the kept token (3599 s) due for refresh while the new assertion is signed at real time.
-            let clock = TestClock(Date().addingTimeInterval(-3550))
+            let clock = MovingDateClock(Date().addingTimeInterval(-3550))
             let tokens = GoogleAccessTokens(account: try standIn.serviceAccount(), httpClient: standIn.httpClient, clock: clock.function)
             #expect(tokens.tokenURL == standIn.baseURL + "/token")
 

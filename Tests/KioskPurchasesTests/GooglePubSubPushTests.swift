@@ -1,3 +1,4 @@
+import KioskTestSupport
 import Foundation
 import KioskPurchases
 import Testing
@@ -18,7 +19,7 @@ struct GooglePubSubPushVerifierTests {
         return claims
     }
 
-    static func verifier(_ standIn: GoogleStandIn, clock: TestClock) -> PubSubPushVerifier {
+    static func verifier(_ standIn: GoogleStandIn, clock: MovingDateClock) -> PubSubPushVerifier {
         PubSubPushVerifier(
             audience: audience, serviceAccountEmail: pusher, keysURL: standIn.keysURL, httpClient: standIn.httpClient,
             timeout: .seconds(5),
@@ -28,7 +29,7 @@ struct GooglePubSubPushVerifierTests {
     @Test("a token Pub/Sub would send is accepted, with either issuer spelling; keys are fetched once")
     func validAccepted() async throws {
         try await GoogleStandIn.run { standIn in
-            let clock = TestClock()
+            let clock = MovingDateClock()
             let verifier = Self.verifier(standIn, clock: clock)
 
             let token = try await standIn.mint(Self.claims(at: clock.now))
@@ -46,7 +47,7 @@ struct GooglePubSubPushVerifierTests {
     @Test("tokens that are not our subscription's are refused, each with its reason")
     func refusals() async throws {
         try await GoogleStandIn.run { standIn in
-            let clock = TestClock()
+            let clock = MovingDateClock()
             let verifier = Self.verifier(standIn, clock: clock)
             let now = clock.now
             let base = Self.claims(at: now)
@@ -89,7 +90,7 @@ struct GooglePubSubPushVerifierTests {
     @Test("an unknown kid makes one refresh, then is refused; more unknown kids within the interval fetch nothing")
     func unknownKid() async throws {
         try await GoogleStandIn.run { standIn in
-            let clock = TestClock()
+            let clock = MovingDateClock()
             let verifier = Self.verifier(standIn, clock: clock)
             _ = try await verifier.verify(authorization: "Bearer " + (try await standIn.mint(Self.claims(at: clock.now))))
             #expect(try await standIn.state().jwksRequests == 1)
@@ -122,7 +123,7 @@ struct GooglePubSubPushVerifierTests {
         try await GoogleStandIn.run { standIn in
             let token = try await standIn.mint(Self.claims(at: Date()))
             try await standIn.stop()
-            let verifier = Self.verifier(standIn, clock: TestClock())
+            let verifier = Self.verifier(standIn, clock: MovingDateClock())
             await #expect(throws: GooglePlayUnavailable.self) { _ = try await verifier.verify(authorization: "Bearer " + token) }
         }
     }

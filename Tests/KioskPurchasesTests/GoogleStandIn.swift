@@ -1,3 +1,4 @@
+import KioskTestSupport
 import AsyncHTTPClient
 import Foundation
 import KioskGoogleAuth
@@ -210,57 +211,3 @@ struct StandInFailure: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
-/// Lines of a pipe, read off the cooperative threads.
-final class LineReader: @unchecked Sendable {
-    private let handle: FileHandle
-    private var buffer = Data()
-    private let lock = NSLock()
-
-    init(_ handle: FileHandle) { self.handle = handle }
-
-    /// The next line, nil at the end of the stream.
-    func next() async -> String? {
-        await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
-                continuation.resume(returning: self.readLine())
-            }
-        }
-    }
-
-    private func readLine() -> String? {
-        lock.lock()
-        defer { lock.unlock() }
-        while true {
-            if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
-                let line = String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self)
-                buffer.removeSubrange(buffer.startIndex...newline)
-                return line
-            }
-            let chunk = handle.availableData
-            if chunk.isEmpty { return nil }
-            buffer.append(chunk)
-        }
-    }
-}
-
-/// A clock the test moves.
-final class TestClock: @unchecked Sendable {
-    private var current: Date
-    private let lock = NSLock()
-
-    init(_ start: Date = Date()) { current = start }
-
-    var now: Date {
-        lock.lock()
-        defer { lock.unlock() }
-        return current
-    }
-
-    func advance(by seconds: TimeInterval) {
-        lock.lock()
-        current += seconds
-        lock.unlock()
-    }
-
-    var function: @Sendable () -> Date { { self.now } }
-}

@@ -71,27 +71,6 @@ enum APNsFixture {
     }
 }
 
-/// A clock the test moves.
-final class TestClock: @unchecked Sendable {
-    private var current: Date
-    private let lock = NSLock()
-
-    init(_ start: Date = Date()) { current = start }
-
-    var now: Date {
-        lock.lock()
-        defer { lock.unlock() }
-        return current
-    }
-
-    func advance(by seconds: TimeInterval) {
-        lock.lock()
-        current += seconds
-        lock.unlock()
-    }
-
-    var function: @Sendable () -> Date { { self.now } }
-}
 
 /// Counts what an observer is told.
 final class CountingObserver: PushObserver, @unchecked Sendable {

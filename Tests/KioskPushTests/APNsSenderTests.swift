@@ -1,3 +1,4 @@
+import KioskTestSupport
 import Crypto
 import Foundation
 import KioskPush
@@ -51,7 +52,7 @@ struct APNsSenderTests {
     @Test("one provider token serves many sends; a new one is made after the reuse window, never sooner")
     func providerTokenReuse() async throws {
         // The stand-in judges ages by the real clock: starting 50 minutes back keeps every token it sees young.
-        let clock = TestClock(Date().addingTimeInterval(-50 * 60))
+        let clock = MovingDateClock(Date().addingTimeInterval(-50 * 60))
         try await APNsFixture.run(clock: clock.function) { standIn, sender in
             _ = try await sender.send(APNsFixture.message, to: APNsFixture.devices(0..<200))
             _ = try await sender.send(APNsFixture.message, to: APNsFixture.devices(200..<400))

@@ -146,3 +146,25 @@ package final class LineReader: @unchecked Sendable {
         }
     }
 }
+
+/// A clock of `Date`s the test moves (for code that takes `() -> Date`).
+package final class MovingDateClock: @unchecked Sendable {
+    private var current: Date
+    private let lock = NSLock()
+
+    package init(_ start: Date = Date()) { current = start }
+
+    package var now: Date {
+        lock.lock()
+        defer { lock.unlock() }
+        return current
+    }
+
+    package func advance(by seconds: TimeInterval) {
+        lock.lock()
+        current += seconds
+        lock.unlock()
+    }
+
+    package var function: @Sendable () -> Date { { self.now } }
+}
