@@ -13,7 +13,8 @@ struct PostgresCatalogueSync {
     /// `pg_advisory_xact_lock` key of catalogue syncs: "CATALOG" in ASCII.
     static let lock: Int64 = 0x43_4154_414C_4F47
 
-    func apply(_ catalogue: Catalogue) async throws -> [String] {
+    /// Applies the changes; returns what changed, whose events the caller appends (a dry run does not).
+    func apply(_ catalogue: Catalogue) async throws -> CatalogueDiff {
         let c = connection
         try await c.run("SELECT pg_advisory_xact_lock(\(Self.lock))", logger: logger)
         let diff = CatalogueDiff(from: try await PostgresKioskStore.catalogue(c, logger: logger), to: catalogue)
@@ -79,6 +80,6 @@ struct PostgresCatalogueSync {
                     """, logger: logger)
             }
         }
-        return diff.lines
+        return diff
     }
 }

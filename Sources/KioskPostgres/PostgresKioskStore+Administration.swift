@@ -12,6 +12,7 @@ extension PostgresKioskStore {
                 ON CONFLICT ((lower(username))) DO NOTHING RETURNING id
                 """, Int.self, logger: logger)
             else { throw UserAdministrationError.usernameTaken(username) }
+            try await appendEvents([.readerAdded(userID: id)], at: time, on: c)
             return id
         }
     }
@@ -19,13 +20,15 @@ extension PostgresKioskStore {
     public func subscribe(username: String, editionID: Int, until: IssueDate) async throws {
         try await withTransaction { [self] c in
             guard let userID = try await lookUpUser(username, on: c) else { throw UserAdministrationError.unknownUser(username) }
-            try await setSubscription(userID: userID, editionID: editionID, until: until, on: c)
+            let event = try await setSubscription(userID: userID, editionID: editionID, until: until, on: c)
+            try await appendEvents(event.map { [$0] } ?? [], at: EventRow.now(), on: c)
         }
     }
 
     public func importUsers(_ users: [UserImport], at time: Int64) async throws -> UserImportSummary {
         try await withTransaction(bounded: false) { [self] c in
             var summary = UserImportSummary()
+            var events: [NewEvent] = []
             for user in users {
                 let userID: Int
                 if let existing = try await lookUpUser(user.username, on: c) {
@@ -40,13 +43,18 @@ extension PostgresKioskStore {
                         INSERT INTO users (username, name, email, password_hash, created_at)
                         VALUES (\(user.username), \(user.name), \(user.email), \(user.passwordHash), \(time)) RETURNING id
                         """, Int.self, logger: logger) ?? 0
+                    events.append(.readerAdded(userID: userID))
                     summary.added += 1
                 }
                 for subscription in user.subscriptions {
-                    try await setSubscription(userID: userID, editionID: subscription.editionID, until: subscription.until, on: c)
+                    if let event = try await setSubscription(userID: userID, editionID: subscription.editionID,
+                                                             until: subscription.until, on: c) {
+                        events.append(event)
+                    }
                     summary.subscriptions += 1
                 }
             }
+            try await appendEvents(events, at: time, on: c)
             return summary
         }
     }
@@ -95,13 +103,24 @@ extension PostgresKioskStore {
         try await c.value("SELECT id FROM users WHERE lower(username) = lower(\(username))", Int.self, logger: logger)
     }
 
-    private func setSubscription(userID: Int, editionID: Int, until: IssueDate, on c: PostgresConnection) async throws {
+    /// Sets a subscription's end; returns its event (nil when the end is unchanged), for the caller to append
+    /// last. A concurrent first subscription waits on the insert, then reads the end the other set.
+    private func setSubscription(userID: Int, editionID: Int, until: IssueDate, on c: PostgresConnection) async throws -> NewEvent? {
         guard try await c.value("SELECT 1 FROM editions WHERE id = \(editionID)", Int.self, logger: logger) != nil else {
             throw UserAdministrationError.unknownEdition(editionID)
         }
-        try await c.run("""
-            INSERT INTO subscriptions (user_id, edition_id, until) VALUES (\(userID), \(editionID), \(until.description))
-            ON CONFLICT (user_id, edition_id) DO UPDATE SET until = excluded.until
-            """, logger: logger)
+        let day = until.description
+        var previous: IssueDate?
+        if try await c.run("""
+            INSERT INTO subscriptions (user_id, edition_id, until) VALUES (\(userID), \(editionID), \(day))
+            ON CONFLICT (user_id, edition_id) DO NOTHING RETURNING 1
+            """, logger: logger) == 0 {
+            previous = try await c.value("""
+                SELECT until FROM subscriptions WHERE user_id = \(userID) AND edition_id = \(editionID) FOR UPDATE
+                """, String.self, logger: logger).flatMap { IssueDate($0) }
+            try await c.run("UPDATE subscriptions SET until = \(day) WHERE user_id = \(userID) AND edition_id = \(editionID)",
+                            logger: logger)
+        }
+        return NewEvent.subscription(userID: userID, editionID: editionID, until: until, previous: previous)
     }
 }

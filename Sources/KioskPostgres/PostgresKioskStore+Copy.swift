@@ -7,6 +7,7 @@ extension PostgresKioskStore {
         "publications", "editions", "sections", "apps", "tariff_lines", "app_web_kiosks", "store_products", "issues", "pages", "page_texts", "withdrawn_page_texts", "users", "subscriptions",
         "identities", "demo_counters", "demo_grants", "downloads", "download_counts", "sign_in_failures", "active_identities",
         "audit_log", "accounts", "bundle_builds", "store_purchases", "store_purchase_devices", "store_payments", "store_notices",
+        "outbox_events", "outbox_cursor", "webhook_endpoints", "webhook_deliveries", "webhook_attempts",
     ]
 
     /// Stands for NULL in the text arrays of a copy (postgres-nio's arrays have no NULL elements).
@@ -66,6 +67,13 @@ extension PostgresKioskStore {
                         """), logger: logger)
                 }
             }
+            // Event ids are never given twice, even those of events pruned at the source: the outbox's sequence
+            // continues after the last offered one too.
+            try await c.run("""
+                SELECT setval(pg_get_serial_sequence('outbox_events', 'id'), GREATEST(s.last, 1), s.last > 0)
+                FROM (SELECT GREATEST(COALESCE((SELECT MAX(id) FROM outbox_events), 0),
+                                      COALESCE((SELECT position FROM outbox_cursor WHERE id = 1), 0)) AS last) s
+                """, logger: logger)
             // Planner statistics now, not at autovacuum's next pass: the first calls plan on them.
             try await c.run(PostgresQuery(unsafeSQL: "ANALYZE " + Self.copiedTables.joined(separator: ", ")), logger: logger)
             for (index, (report, table)) in zip(reports, tables).enumerated() {

@@ -62,6 +62,7 @@ extension PostgresKioskStore {
             try await replacePageTexts(c, editionID: editionID, date: date, pages: pages)
             try await c.run("DELETE FROM withdrawn_page_texts WHERE edition_id = \(editionID) AND date = \(day)", logger: logger)
             if let bundle { try await recordBundleBuild(c, editionID: editionID, date: date, revision: revision, bundle: bundle, at: time) }
+            try await appendEvents([.published(editionID: editionID, date: date, revision: revision, replaced: replaced)], at: time, on: c)
             return replaced
         }
     }
@@ -80,6 +81,7 @@ extension PostgresKioskStore {
                     ON CONFLICT (edition_id, date, number) DO UPDATE SET text = excluded.text
                     """, logger: logger)
                 try await c.run("DELETE FROM page_texts WHERE edition_id = \(editionID) AND date = \(day)", logger: logger)
+                try await appendEvents([.withdrawn(editionID: editionID, date: date)], at: time, on: c)
             }
             return withdrawn
         }
@@ -106,6 +108,7 @@ extension PostgresKioskStore {
                 SELECT edition_id, date, number, text FROM withdrawn_page_texts WHERE edition_id = \(editionID) AND date = \(day)
                 """, logger: logger)
             try await c.run("DELETE FROM withdrawn_page_texts WHERE edition_id = \(editionID) AND date = \(day)", logger: logger)
+            try await appendEvents([.restored(editionID: editionID, date: date, revision: revision)], at: EventRow.now(), on: c)
             return true
         }
     }

@@ -72,7 +72,10 @@ extension PostgresKioskStore {
             let before = held
             // A throw here leaves the transaction, which rolls back the notice too.
             let answer = try change(&held)
-            if let held, held != before { try await save(held, id: existing?.id, on: c) }
+            if let held, held != before {
+                try await save(held, id: existing?.id, on: c)
+                try await appendEvents(NewEvent.purchaseChange(from: before, to: held, at: held.updatedAt), at: held.updatedAt, on: c)
+            }
             return answer
         }
     }

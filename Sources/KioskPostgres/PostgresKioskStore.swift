@@ -219,11 +219,13 @@ public final class PostgresKioskStore: KioskDatabase {
     public func syncCatalogue(_ catalogue: Catalogue, dryRun: Bool) async throws -> [String] {
         if dryRun {
             return try await withConnection(bounded: false) { [self] c in
-                try await c.rolledBack(logger: logger) { try await PostgresCatalogueSync(connection: $0, logger: logger).apply(catalogue) }
+                try await c.rolledBack(logger: logger) { try await PostgresCatalogueSync(connection: $0, logger: logger).apply(catalogue).lines }
             }
         }
         return try await changingCatalogue(bounded: false) { [self] c in
-            try await PostgresCatalogueSync(connection: c, logger: logger).apply(catalogue)
+            let diff = try await PostgresCatalogueSync(connection: c, logger: logger).apply(catalogue)
+            try await appendEvents(diff.events, at: EventRow.now(), on: c)
+            return diff.lines
         }
     }
 

@@ -1,12 +1,14 @@
 import GRDB
 import KioskModels
+import KioskStoreSupport
 
 /// Makes the database's catalogue match the configuration, idempotently: the changes `CatalogueDiff`
 /// finds from the stored catalogue, made in SQL, reported in its lines.
 struct CatalogueSync {
     let db: Database
 
-    func apply(_ catalogue: Catalogue) throws -> [String] {
+    /// Applies the changes; their events are appended unless `dryRun` (whose transaction is rolled back anyway).
+    func apply(_ catalogue: Catalogue, dryRun: Bool = false) throws -> [String] {
         let diff = CatalogueDiff(from: try SQLiteKioskStore.catalogue(db), to: catalogue)
         for change in diff.changes {
             switch change {
@@ -40,6 +42,7 @@ struct CatalogueSync {
                                      account.scope?.description])
             }
         }
+        if !dryRun { try SQLiteKioskStore.appendEvents(diff.events, at: EventRow.now(), db) }
         return diff.lines
     }
 }

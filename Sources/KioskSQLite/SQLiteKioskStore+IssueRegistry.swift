@@ -63,6 +63,7 @@ extension SQLiteKioskStore {
             try db.cachedStatement(sql: "DELETE FROM withdrawn_page_texts WHERE edition_id = ? AND date = ?")
                 .execute(arguments: [editionID, day])
             if let bundle { try recordBundleBuild(db, editionID: editionID, date: date, revision: revision, bundle: bundle, at: time) }
+            try Self.appendEvents([.published(editionID: editionID, date: date, revision: revision, replaced: replaced)], at: time, db)
             return replaced
         }
     }
@@ -79,6 +80,7 @@ extension SQLiteKioskStore {
                     SELECT key, edition_id, date, number, text FROM page_texts WHERE edition_id = ? AND date = ?
                     """).execute(arguments: [editionID, date.description])
                 try deletePageTexts(db, editionID: editionID, date: date)
+                try Self.appendEvents([.withdrawn(editionID: editionID, date: date)], at: time, db)
             }
             return withdrawn
         }
@@ -107,6 +109,7 @@ extension SQLiteKioskStore {
                 """).execute(arguments: [editionID, day])
             try db.cachedStatement(sql: "DELETE FROM withdrawn_page_texts WHERE edition_id = ? AND date = ?")
                 .execute(arguments: [editionID, day])
+            try Self.appendEvents([.restored(editionID: editionID, date: date, revision: revision)], at: EventRow.now(), db)
             return true
         }
     }

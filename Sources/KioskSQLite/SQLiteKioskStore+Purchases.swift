@@ -54,7 +54,10 @@ extension SQLiteKioskStore {
             var held = existing?.held
             let before = held
             let answer = try change(&held)
-            if let held, held != before { try Self.save(held, id: existing?.id, db) }
+            if let held, held != before {
+                try Self.save(held, id: existing?.id, db)
+                try Self.appendEvents(NewEvent.purchaseChange(from: before, to: held, at: held.updatedAt), at: held.updatedAt, db)
+            }
             return answer
         }
     }

@@ -11,6 +11,7 @@ extension SQLiteKioskStore {
             }
             var record = UserRecord(username: username, name: name, email: email, passwordHash: passwordHash, createdAt: time)
             try record.insert(db)
+            try Self.appendEvents([.readerAdded(userID: record.user.id)], at: time, db)
             return record.user.id
         }
     }
@@ -21,7 +22,7 @@ extension SQLiteKioskStore {
             guard let userID = try Int.fetchOne(db, sql: "SELECT id FROM users WHERE username = ?", arguments: [username]) else {
                 throw UserAdministrationError.unknownUser(username)
             }
-            try Self.setSubscription(db, userID: userID, editionID: editionID, until: until)
+            try Self.setSubscription(db, userID: userID, editionID: editionID, until: until, at: EventRow.now())
         }
     }
 
@@ -42,10 +43,11 @@ extension SQLiteKioskStore {
                                             passwordHash: user.passwordHash, createdAt: time)
                     try record.insert(db)
                     userID = record.user.id
+                    try Self.appendEvents([.readerAdded(userID: userID)], at: time, db)
                     summary.added += 1
                 }
                 for subscription in user.subscriptions {
-                    try Self.setSubscription(db, userID: userID, editionID: subscription.editionID, until: subscription.until)
+                    try Self.setSubscription(db, userID: userID, editionID: subscription.editionID, until: subscription.until, at: time)
                     summary.subscriptions += 1
                 }
             }
@@ -104,9 +106,15 @@ extension SQLiteKioskStore {
         WHERE NOT (password_hash GLOB '$2[aby]$[0-9][0-9]$*' AND length(password_hash) = 60)
         """
 
-    private static func setSubscription(_ db: Database, userID: Int, editionID: Int, until: IssueDate) throws {
+    /// Sets a subscription's end and appends its event (none when the end is unchanged).
+    private static func setSubscription(_ db: Database, userID: Int, editionID: Int, until: IssueDate, at time: Int64) throws {
         guard try Bool.fetchOne(db, sql: "SELECT 1 FROM editions WHERE id = ?", arguments: [editionID]) == true else {
             throw UserAdministrationError.unknownEdition(editionID)
+        }
+        let previous = try String.fetchOne(db, sql: "SELECT until FROM subscriptions WHERE user_id = ? AND edition_id = ?",
+                                           arguments: [userID, editionID]).flatMap { IssueDate($0) }
+        if let event = NewEvent.subscription(userID: userID, editionID: editionID, until: until, previous: previous) {
+            try appendEvents([event], at: time, db)
         }
         let subscription = SubscriptionRecord(userID: userID, editionID: editionID, until: until)
         try db.execute(sql: """

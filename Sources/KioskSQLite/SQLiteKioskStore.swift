@@ -185,7 +185,7 @@ public final class SQLiteKioskStore: KioskDatabase {
 
     @discardableResult
     public func syncCatalogue(_ catalogue: Catalogue, dryRun: Bool) async throws -> [String] {
-        let work: @Sendable (Database) throws -> [String] = { db in try CatalogueSync(db: db).apply(catalogue) }
+        let work: @Sendable (Database) throws -> [String] = { db in try CatalogueSync(db: db).apply(catalogue, dryRun: dryRun) }
         if dryRun {
             // Apply inside a transaction that is always rolled back: the report is exact, nothing changes.
             return try await write { db in

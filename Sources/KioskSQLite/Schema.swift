@@ -390,6 +390,69 @@ public enum KioskSchema {
                 CREATE INDEX store_notices_by_time ON store_notices (received_at);
                 """)
         }
+        // The event outbox (`EventLog`) and the webhooks' queue (`WebhookStore`). Events are written in the
+        // transaction of the change they report; SQLite has one writer, so ids (AUTOINCREMENT: never reused,
+        // even after the newest is pruned) increase in commit order. `outbox_cursor` holds, in its one row
+        // (made by the first dispatch), the last event offered to the endpoints. A delivery is `waiting`
+        // (leased while `lease_until` has not passed), `delivered` or `given_up`; `webhook_attempts` is the
+        // log of its tries. An endpoint's deletion takes its deliveries and log; an event's pruning, its
+        // finished deliveries and their log. File endpoints are unique by name.
+        migrator.registerMigration("v16: event outbox, webhooks") { db in
+            try db.execute(sql: """
+                CREATE TABLE outbox_events (
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    type TEXT NOT NULL,
+                    time INTEGER NOT NULL,
+                    body TEXT NOT NULL
+                );
+                CREATE INDEX outbox_events_by_time ON outbox_events (time);
+                CREATE TABLE outbox_cursor (
+                    id INTEGER PRIMARY KEY CHECK (id = 1),
+                    position INTEGER NOT NULL
+                );
+                CREATE TABLE webhook_endpoints (
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    source TEXT NOT NULL CHECK (source IN ('file', 'console')),
+                    name TEXT NOT NULL,
+                    owner TEXT NOT NULL,
+                    url TEXT NOT NULL,
+                    types TEXT NOT NULL,
+                    secrets TEXT NOT NULL,
+                    enabled INTEGER NOT NULL,
+                    disabled_reason TEXT,
+                    failing_since INTEGER,
+                    created_at INTEGER NOT NULL
+                );
+                CREATE UNIQUE INDEX webhook_endpoints_by_file_name ON webhook_endpoints (name) WHERE source = 'file';
+                CREATE TABLE webhook_deliveries (
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    event_id INTEGER NOT NULL REFERENCES outbox_events ON DELETE CASCADE,
+                    endpoint_id INTEGER NOT NULL REFERENCES webhook_endpoints ON DELETE CASCADE,
+                    attempts INTEGER NOT NULL DEFAULT 0,
+                    due_at INTEGER NOT NULL,
+                    lease_owner TEXT,
+                    lease_until INTEGER,
+                    state TEXT NOT NULL CHECK (state IN ('waiting', 'delivered', 'given_up'))
+                );
+                CREATE INDEX webhook_deliveries_due ON webhook_deliveries (due_at, id) WHERE state = 'waiting';
+                CREATE INDEX webhook_deliveries_by_event ON webhook_deliveries (event_id, state);
+                CREATE INDEX webhook_deliveries_by_endpoint ON webhook_deliveries (endpoint_id);
+                CREATE TABLE webhook_attempts (
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    delivery_id INTEGER NOT NULL REFERENCES webhook_deliveries ON DELETE CASCADE,
+                    endpoint_id INTEGER NOT NULL,
+                    event_id INTEGER NOT NULL,
+                    event_type TEXT NOT NULL,
+                    attempt INTEGER NOT NULL,
+                    time INTEGER NOT NULL,
+                    status INTEGER,
+                    latency_ms INTEGER NOT NULL,
+                    answer TEXT NOT NULL
+                );
+                CREATE INDEX webhook_attempts_by_endpoint ON webhook_attempts (endpoint_id, time, id);
+                CREATE INDEX webhook_attempts_by_delivery ON webhook_attempts (delivery_id);
+                """)
+        }
         return migrator
     }
 

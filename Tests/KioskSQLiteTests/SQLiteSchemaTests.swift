@@ -32,6 +32,8 @@ import Testing
                 "page_text_index_data", "page_text_index_idx", "page_text_index_docsize", "page_text_index_config",
                 // Store purchases: whole rows by value (`PurchaseRow`), their devices, payments and notices.
                 "store_purchases", "store_purchase_devices", "store_payments", "store_notices",
+                // The outbox and the webhooks: rows by value (`EventRow`, `WebhookEndpointColumns`).
+                "outbox_events", "outbox_cursor", "webhook_endpoints", "webhook_deliveries", "webhook_attempts",
             ])
         }
     }

@@ -102,7 +102,7 @@ struct DatabaseCopyTests {
             let again = try await ServerProcess.run(["db", "copy", "--config", config, "--database", sqlite, "--to", target])
             #expect(again.status == 0, "\(again.errors)")
             let tables = { (text: String) in text.split(separator: "\n").filter { $0.contains(" rows, checksum ") } }
-            #expect(tables(again.output) == tables(first.output) && tables(first.output).count == 27, "\(again.output)")
+            #expect(tables(again.output) == tables(first.output) && tables(first.output).count == 32, "\(again.output)")
             #expect(try await TestPostgresServer.psql(target, "SELECT COUNT(*) FROM downloads") == "3000")
 
             // The target moves on (an instance on PostgreSQL took a user): a copy would lose it, so it is refused.
@@ -118,6 +118,16 @@ struct DatabaseCopyTests {
                 INSERT INTO store_purchases (app_key, store, original_id, product_id, kind, created_at, updated_at, details)
                 VALUES ('quiosc', 'apple', '9999', 'p', 'issue', 0, 0, '{}') RETURNING id
                 """) == "\(purchaseID + 1)")
+            // And the outbox's: the events the source recorded (its catalogue, the reader, the subscription, the purchases)
+            // are copied, and an event appended here next comes after them.
+            let events = try #require(Int(try await TestPostgresServer.psql(target, "SELECT COUNT(*) FROM outbox_events")))
+            #expect(events > 0 && first.output.contains("outbox_events: \(events) rows, checksum"), "\(first.output)")
+            #expect(try await TestPostgresServer.psql(target, "SELECT string_agg(type, ' ' ORDER BY id) FROM outbox_events WHERE type LIKE 'reader.%' OR type LIKE 'subscription.%'")
+                    == "reader.added subscription.granted")
+            let eventID = try #require(Int(try await TestPostgresServer.psql(target, "SELECT MAX(id) FROM outbox_events")))
+            #expect(try await TestPostgresServer.psql(target, """
+                INSERT INTO outbox_events (type, time, body) VALUES ('webhook.test', 0, '{}') RETURNING id
+                """) == "\(eventID + 1)")
             let refused = try await ServerProcess.run(["db", "copy", "--config", config, "--database", sqlite, "--to", target])
             #expect(refused.status != 0)
             #expect(refused.errors.contains("already holds other data (users: \(users + 1) rows); give --replace"), "\(refused.errors)")

@@ -15,6 +15,7 @@ public struct StoreConformance: Sendable {
         case demoQuota, demoGrants, signInFailures, statistics, catalogueVersion, search
         case console, accounts, editionIssues, restoring, webKiosks, storeProducts
         case purchases, purchaseRaces
+        case changeEvents, eventLog, webhookEndpoints, webhookDispatch, webhookDeliveries
     }
 
     let makeStore: StoreFactory
@@ -50,6 +51,11 @@ public struct StoreConformance: Sendable {
         case .storeProducts: try await storeProducts()
         case .purchases: try await purchases()
         case .purchaseRaces: try await purchaseRaces()
+        case .changeEvents: try await changeEvents()
+        case .eventLog: try await eventLog()
+        case .webhookEndpoints: try await webhookEndpoints()
+        case .webhookDispatch: try await webhookDispatch()
+        case .webhookDeliveries: try await webhookDeliveries()
         }
     }
 

@@ -70,11 +70,17 @@ public struct WebhookRetries: Sendable, Hashable {
             }
             guard attempt >= 1, attempt <= delays.count else { return (.givenUp, endpoint) }
             let base = delays[attempt - 1]
-            let stretch = (Double(base) * jitter * min(max(random, 0), 1)).rounded(.down)
-            var wait = base.addingReportingOverflow(Int64(exactly: stretch) ?? 0).partialValue
+            let extra = Int64(exactly: (Double(base) * jitter * min(max(random, 0), 1)).rounded(.towardZero)) ?? 0
+            var wait = Self.sum(base, extra)
             if case .throttled(let retryAfter?) = outcome { wait = max(wait, min(max(retryAfter, 0), 86_400)) }
-            return (.retry(at: now + wait), endpoint)
+            return (.retry(at: Self.sum(now, wait)), endpoint)
         }
+    }
+
+    /// `a + b`, held at the bounds instead of trapping when it does not fit.
+    private static func sum(_ a: Int64, _ b: Int64) -> Int64 {
+        let (sum, overflow) = a.addingReportingOverflow(b)
+        return overflow ? (b > 0 ? .max : .min) : sum
     }
 
     /// The outcome of an HTTP answer with `status` and its `Retry-After` header, if any (seconds or an HTTP date

@@ -30,3 +30,15 @@ public protocol WebhookStore: Sendable {
     /// How many deliveries wait, and since when the oldest due one has (Unix seconds; nil when none).
     func deliveryBacklog(at now: Int64) async throws -> (waiting: Int, oldestDue: Int64?)
 }
+
+/// A change `WebhookStore` refused.
+public enum WebhookStoreError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// An update of an endpoint that is not (or no longer) stored.
+    case unknownEndpoint(Int64)
+
+    public var description: String {
+        switch self {
+        case .unknownEndpoint(let id): "no webhook endpoint has id \(id)"
+        }
+    }
+}
