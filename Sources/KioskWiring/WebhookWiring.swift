@@ -1,6 +1,7 @@
 import Foundation
 import KioskConfig
 import KioskHTTP
+import KioskIntegers
 import KioskModels
 import KioskWebhooks
 import Logging
@@ -45,8 +46,8 @@ package enum WebhookWiring {
                                    options: .init(timeout: .seconds(webhooks.timeoutSeconds)), logger: logger)
         return WebhookWorker(
             store: database, events: database, sender: sender,
-            options: .init(leaseSeconds: Int64(webhooks.timeoutSeconds) * 4 + 30, concurrency: webhooks.concurrency,
-                           keepEventsSeconds: Int64(configuration.events.keepDays) * 86_400),
+            options: .init(leaseSeconds: Int64(widening: webhooks.timeoutSeconds) * 4 + 30, concurrency: webhooks.concurrency,
+                           keepEventsSeconds: Int64(widening: configuration.events.keepDays) * 86_400),
             observer: metrics.map { MetricsWebhookObserver(metrics: $0) } ?? UnobservedWebhooks(), logger: logger)
     }
 }
