@@ -1,4 +1,5 @@
 import KioskConfig
+import KioskModels
 import Logging
 import ServiceLifecycle
 import UnixSignals

@@ -15,7 +15,7 @@ package enum WebhookWiring {
         let policy = DestinationPolicy(allowHosts: configuration.webhooks.allowHosts)
         return try configuration.webhooks.endpoints.enumerated().map { index, entry in
             let key = "webhooks.endpoints[\(index)]"
-            do { _ = try policy.checkForm(entry.url) } catch {
+            do throws(DestinationRefused) { _ = try policy.checkForm(entry.url) } catch {
                 throw StoreFileProblem(key: "\(key).url", path: entry.url, problem: error.reason)
             }
             let problem = { (text: String) in StoreFileProblem(key: "\(key).secret_file", path: entry.secretFile, problem: text) }
@@ -28,7 +28,7 @@ package enum WebhookWiring {
                 throw problem("must hold one whsec_ secret, or two (the new one first) during a rotation; it holds \(lines.count)")
             }
             for line in lines {
-                do { _ = try WebhookSecret(line) } catch { throw problem(error.problem) }
+                do throws(WebhookSecretProblem) { _ = try WebhookSecret(line) } catch { throw problem(error.problem) }
             }
             guard case .success(let types) = EventType.parseList(entry.types.joined(separator: ",")) else {
                 throw problem("lists an unknown event type")   // `validate` refused it already
@@ -58,7 +58,7 @@ extension WebhookWiring {
         package init() {}
         package func newSecret() -> String { WebhookSecret.generate().text }
         package func destinationProblem(_ url: String, allowHosts: [String]) -> String? {
-            do { _ = try DestinationPolicy(allowHosts: allowHosts).checkForm(url) } catch { return error.reason }
+            do throws(DestinationRefused) { _ = try DestinationPolicy(allowHosts: allowHosts).checkForm(url) } catch { return error.reason }
             return nil
         }
     }

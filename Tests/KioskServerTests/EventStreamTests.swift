@@ -1,5 +1,6 @@
 import Foundation
 import KioskModels
+import KioskSQLite
 import KioskTestSupport
 import Testing
 @testable import KioskConfig
@@ -9,6 +10,9 @@ import Testing
 /// `GET /events` over real HTTP: read by a foreign SSE client (`httpx-sse`) that drops its connection and
 /// resumes; who sees what; the NDJSON form; refusals.
 @Suite struct EventStreamTests {
+    /// Answers parsed from JSON, handed out of the server's scope once it is done with them.
+    struct Parsed: @unchecked Sendable { let value: [[Any]] }
+
     static let operatorPassword = "operator-secret"
 
     static func kiosk() async throws -> TestKiosk {
@@ -69,13 +73,13 @@ import Testing
         try await kiosk.addIssue(edition: 1, date: "2025-05-30")
         try await kiosk.addUser("reader1", password: "pw")
         let answers = try await kiosk.withServer { port in
-            [try await Self.get(port, "/events?after=0&follow=false", user: "publisher", password: "publisher-secret"),
+            Parsed(value: [try await Self.get(port, "/events?after=0&follow=false", user: "publisher", password: "publisher-secret"),
              try await Self.get(port, "/events?after=0&follow=false", user: "olga", password: Self.operatorPassword,
                                 accept: "application/x-ndjson"),
              try await Self.get(port, "/events?after=0&follow=false", user: "kiosk", password: TestKiosk.apiPassword),
              try await Self.get(port, "/events?after=0&follow=false&types=issue.nonsense", user: "olga", password: Self.operatorPassword),
-             try await Self.get(port, "/events?after=banana", user: "olga", password: Self.operatorPassword)]
-        }
+             try await Self.get(port, "/events?after=banana", user: "olga", password: Self.operatorPassword)])
+        }.value
         // The publisher may publish to edition 8 only: it sees that issue, not edition 1's, not the reader.
         #expect(answers[0].first as? Int == 200)
         #expect((answers[0][1] as? String)?.hasPrefix("text/event-stream") == true)

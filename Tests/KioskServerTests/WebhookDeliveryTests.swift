@@ -1,5 +1,6 @@
 import Foundation
 import KioskModels
+import KioskSQLite
 import KioskTestSupport
 import Testing
 @testable import KioskWebhooks
@@ -42,8 +43,9 @@ import Testing
                 sender: WebhookSender(policy: DestinationPolicy(allowHosts: ["127.0.0.1"]), options: .init(timeout: .seconds(5))),
                 retries: WebhookRetries(delays: [1, 1], jitter: 0))
             try await Self.drive(worker) {
-                try await store.deliveryLog(endpointID: failing.id, limit: 10).count >= 3
-                    && !(try await store.deliveryLog(endpointID: ok.id, limit: 10).isEmpty)
+                let failures = try await store.deliveryLog(endpointID: failing.id, limit: 10).count
+                let delivered = try await store.deliveryLog(endpointID: ok.id, limit: 10)
+                return failures >= 3 && !delivered.isEmpty
             }
             let received = try await receiver.deliveries()
             // The endpoint taking issue.published got it once, verified by the reference library.
