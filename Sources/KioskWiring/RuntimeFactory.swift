@@ -76,6 +76,6 @@ struct RuntimeFactory: Sendable {
                 sessions: WebSessions(cookieName: "kiosk_operator", path: "/admin", secret: secrets.consoleSessionKey,
                                       lifetimeSeconds: configuration.consoleSessionLifetimeSeconds, secure: configuration.servesTLS,
                                       sameSite: .strict),
-                database: store, firstOperator: firstOperator))
+                database: store, firstOperator: firstOperator, webhooks: WebhookWiring.ConsoleTools()))
     }
 }
