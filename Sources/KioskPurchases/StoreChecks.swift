@@ -72,7 +72,6 @@ public struct StoreChecks: StoreVerifying {
     private let notificationBodyLimit: Int
     private let clock: @Sendable () -> Date
     private let settled = SettledPurchases()
-    private let noticeVerifications: VerificationLimit
 
     /// - Parameters:
     ///   - apps: by app key, the stores each app sells in.
@@ -82,16 +81,13 @@ public struct StoreChecks: StoreVerifying {
     ///     proof is then refused).
     ///   - notificationBodyLimit: the largest notification body read, in bytes.
     ///   - clock: now, for the time of Google's answers; for tests.
-    ///   - noticeVerifications: how many App Store notifications are verified at once.
     public init(
         apps: [String: App],
         apple: AppleSignedDataVerifier?,
         google: GooglePlay?,
         notificationBodyLimit: Int = StoreChecks.defaultNotificationBodyLimit,
-        clock: @escaping @Sendable () -> Date = { Date() },
-        noticeVerifications: VerificationLimit = .belowProcessors()
+        clock: @escaping @Sendable () -> Date = { Date() }
     ) {
-        self.noticeVerifications = noticeVerifications
         self.apps = apps
         self.apple = apple
         var playAPIs: [String: PlayDeveloperAPI] = [:]
@@ -188,11 +184,9 @@ public struct StoreChecks: StoreVerifying {
     private func appleNotice(appKey: String, body: [UInt8]) async throws -> StoreNotice {
         let (verifier, identity) = try appleChecks(appKey)
         let notification: AppleNotification
-        do {
-            notification = try await noticeVerifications.run {
-                try await verifier.notification(body: body, limit: notificationBodyLimit, for: identity)
-            }
-        } catch let error as PurchaseVerificationError {
+        do throws(PurchaseVerificationError) {
+            notification = try await verifier.notification(body: body, limit: notificationBodyLimit, for: identity)
+        } catch {
             throw PurchaseError.unverifiable(error.message)
         }
         var notice = StoreNotice(
