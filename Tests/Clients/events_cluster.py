@@ -36,13 +36,16 @@ Scenarios (each checks the events made during it; the checks are in `check_deliv
              Every event still ends delivered; each delivery leased by the killed instance is tried again
              only once its lease ran out (no arrival before lease_until, a new lease no sooner than
              lease_until + lease), by another worker, and ends `delivered`.
-  pgrestart  publishes on all three instances while `pg_ctl restart -m fast` restarts the private cluster:
-             no instance exits, each answers and publishes again by itself within RECOVERY_SECONDS, every
-             publish answered 201 is visible with its issue.published event, and every event is delivered.
+  pgrestart  publishes on all three instances while the private cluster is restarted twice: `pg_ctl restart
+             -m fast`, then stopped (-m fast) for PG_DOWN_SECONDS and started: no instance exits, each publishes
+             again by itself within RECOVERY_SECONDS, publishes answer 201 or 500/503, every publish answered 201
+             is visible with its issue.published event, and every event is delivered (tries whose recording
+             failed are tried again once their lease ran out).
   stream     an operator's `GET /events` (SSE, httpx-sse) from the start on instance 0, cut by the client
-             halfway; resumed with Last-Event-ID on instance 1, followed live while issues are published,
-             cut by kill -9 of instance 1; resumed on instance 2 to the end: every event exactly once, in the
-             outbox's order, each one's data the outbox's. Instance 1 is started again.
+             halfway; resumed with Last-Event-ID on instance 1, followed live while issues are published on
+             instances 0 and 2, and ended by instance 1's graceful stop (SIGTERM after three live events: the
+             stream must end and the instance exit 0); resumed on instance 2 to the end: every event exactly
+             once, in the outbox's order, each one's data the outbox's. Instance 1 is started again.
   final      every event of the run delivered to each endpoint, the receiver raised nothing, no instance
              died unasked; crash_check.py's checks (the outbox's invariants included), with --clean.
 
@@ -78,7 +81,8 @@ OPERATOR = ("olga", "operator-secret-events")
 TIMEOUT_SECONDS = 3                       # webhooks.timeout_seconds
 LEASE_SECONDS = TIMEOUT_SECONDS * 4 + 30  # KioskWiring.WebhookWiring.worker: a claimed delivery's lease
 SLOW_DELAY = 1.0                          # the slow endpoint answers 200 after this long (well within the timeout)
-RECOVERY_SECONDS = 15                     # pgrestart: an instance answers and publishes again within this long
+RECOVERY_SECONDS = 15                     # pgrestart: an instance publishes again within this long
+PG_DOWN_SECONDS = 3                       # pgrestart: the second outage's length
 ENDPOINTS = [  # name, the receiver's query, types (None: every type)
     ("fast", "endpoint=fast", None),
     ("slow", f"endpoint=slow&delay={SLOW_DELAY}", ["issue.*"]),
@@ -161,6 +165,11 @@ class PrivatePostgres:
 
     def restart(self):
         return self._run(self.pg_ctl("-w", "-t", "60", "-m", "fast", "restart"), "pg_ctl restart")
+
+    def stop_and_start(self, down=None):
+        self._run(self.pg_ctl("-w", "-t", "60", "-m", "fast", "stop"), "pg_ctl stop")
+        time.sleep(PG_DOWN_SECONDS if down is None else down)
+        return self._run(self.pg_ctl("-w", "-t", "60", "start"), "pg_ctl start")
 
     def create_database(self, name):
         result = subprocess.run(["psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", self.url, "-c", f"CREATE DATABASE {name}"],
@@ -285,6 +294,11 @@ class EventsCluster(kiosk_cluster.Cluster):
     def kill(self, instance):
         self.killed.add(instance.process.pid)
         super().kill(instance)
+
+    def terminate(self, instance):
+        """Asks an instance to stop (SIGTERM, a graceful shutdown) without waiting for it."""
+        self.killed.add(instance.process.pid)
+        instance.process.send_signal(signal.SIGTERM)
 
     def instance_of(self, identity):
         """The instance whose process a webhook worker identity ("host/pid/random") names, or None."""
@@ -662,39 +676,45 @@ def scenario_pgrestart(cluster, s, postgres):
     threads = [threading.Thread(target=publisher, args=(i,)) for i in cluster.instances]
     for thread in threads:
         thread.start()
-    recovered = {}
+    outages = []
     try:
-        time.sleep(2.0)
-        restarting = time.time()
-        postgres.restart()
-        up = time.time()
-        s.report["restart_seconds"] = round(up - restarting, 2)
-        # Each instance must publish again by itself.
-        while time.time() < up + RECOVERY_SECONDS + 10 and len(recovered) < len(cluster.instances):
+        # Two outages while publishing and delivering: `pg_ctl restart -m fast`, then the server stopped for
+        # PG_DOWN_SECONDS and started again (tries in flight then cannot be recorded: their leases must run out).
+        for name, interrupt in (("pg_ctl restart -m fast", postgres.restart),
+                                (f"pg_ctl stop -m fast, {PG_DOWN_SECONDS} s down, pg_ctl start", postgres.stop_and_start)):
+            time.sleep(2.0)
+            down = time.time()
+            interrupt()
+            up = time.time()
+            recovered = {}
+            # Each instance must publish again by itself.
+            while time.time() < up + RECOVERY_SECONDS + 10 and len(recovered) < len(cluster.instances):
+                with lock:
+                    for r in records:
+                        if r["start"] > up and r["result"][0] == "ok" and r["result"][1][0] == 201:
+                            recovered.setdefault(r["instance"], round(r["end"] - up, 2))
+                time.sleep(0.2)
             with lock:
-                for r in records:
-                    if r["start"] > up and r["result"][0] == "ok" and r["result"][1][0] == 201:
-                        recovered.setdefault(r["instance"], round(r["end"] - up, 2))
-            time.sleep(0.2)
-        time.sleep(2.0)
+                during = [r for r in records if r["end"] >= down and r["start"] <= up]
+            outages.append({"how": name, "seconds": round(up - down, 2), "up": up,
+                            "outcomes": dict(collections.Counter(describe(r["result"]) if r["result"][0] != "ok"
+                                                                 else f"HTTP {r['result'][1][0]}" for r in during)),
+                            "publish_recovered_after_seconds": recovered})
+            s.expect(len(recovered) == len(cluster.instances),
+                     f"after {name}: instances {[i.index for i in cluster.instances if i.index not in recovered]} published "
+                     f"nothing within {RECOVERY_SECONDS + 10} s of PostgreSQL being back: they must reconnect by themselves")
+            s.expect(all(v <= RECOVERY_SECONDS for v in recovered.values()),
+                     f"after {name}: publishing came back only after {recovered} s, more than {RECOVERY_SECONDS} s")
+        time.sleep(1.0)
     finally:
         stop.set()
         for thread in threads:
             thread.join()
     ok = acknowledged(records)
-    during = [r for r in records if r["end"] >= restarting and r["start"] <= up]
-    s.report.update({
-        "publishes": len(records), "answered_201": len(ok),
-        "outcomes_around_restart": dict(collections.Counter(
-            describe(r["result"]) if r["result"][0] != "ok" else f"HTTP {r['result'][1][0]}" for r in during)),
-        "publish_recovered_after_seconds": recovered})
-    s.expect(len(recovered) == len(cluster.instances),
-             f"instances {[i.index for i in cluster.instances if i.index not in recovered]} published nothing within "
-             f"{RECOVERY_SECONDS + 10} s of PostgreSQL being back: they must reconnect by themselves")
-    s.expect(all(v <= RECOVERY_SECONDS for v in recovered.values()),
-             f"publishing came back only after {recovered} s, more than {RECOVERY_SECONDS} s")
+    s.report.update({"publishes": len(records), "answered_201": len(ok),
+                     "outages": [{k: v for k, v in o.items() if k != "up"} for o in outages]})
     wrong = [r for r in records if r["result"][0] == "ok" and r["result"][1][0] not in (201, 500, 503)]
-    s.expect(not wrong, f"publishes around the restart answered {[(r['result'][1][0], str(r['result'][1][1])[:200]) for r in wrong][:5]}"
+    s.expect(not wrong, f"publishes around the outages answered {[(r['result'][1][0], str(r['result'][1][1])[:200]) for r in wrong][:5]}"
                         f", expected 201, or 500/503 while the database is away")
     check_alive(cluster, s)
     # Everything answered 201 has its event.
@@ -704,11 +724,14 @@ def scenario_pgrestart(cluster, s, postgres):
             if isinstance(r["result"][1][1], dict)
             and (str(r["edition"]), r["date"], str(r["result"][1][1].get("revision"))) not in published]
     s.expect(not lost, f"publishes answered 201 with no issue.published event: {lost[:10]}")
-    missing = wait_delivered(cluster, after, up + LEASE_SECONDS + 45)
+    last_up = outages[-1]["up"] if outages else time.time()
+    missing = wait_delivered(cluster, after, last_up + LEASE_SECONDS + 45)
     s.expect(not missing, f"{len(missing)} deliveries not done {LEASE_SECONDS + 45} s after PostgreSQL came back: {missing[:10]}")
     logs = [cluster.log_since(i, o) for i, o in zip(cluster.instances, offsets)]
-    s.report["not_recorded_tries_logged"] = [log.count("webhook try not recorded") + log.count("recording a webhook try failed")
-                                            for log in logs]
+    s.report["log_lines_per_instance"] = {
+        what: [log.count(what) for log in logs]
+        for what in ("webhook try not recorded", "recording a webhook try failed", "leasing webhook deliveries failed",
+                     "offering events to webhook endpoints failed")}
     s.report["deliveries"] = check_deliveries(cluster, s, after)
 
 
@@ -755,7 +778,8 @@ def scenario_stream(cluster, s):
     half = total_before // 2
     ended, count = read_from(a, None, lambda: len(read) >= half)
     segments.append({"instance": a.index, "events": count, "ended": ended, "last": read[-1][1] if read else None})
-    # B: resumed; caught up, then live while issues are published on A and C; killed after three live events.
+    # B: resumed; caught up, then live while issues are published on A and C; stopped (SIGTERM) after three live
+    # events: the server ends the stream as it shuts down, and must still shut down while a stream is open.
     live = {"n": 0}
 
     def start_publishing():
@@ -773,16 +797,30 @@ def scenario_stream(cluster, s):
         if int(read[-1][1][4:]) > start_count:
             live["n"] += 1
 
-    def kill_b_after_three():
-        if live["n"] >= 3:
-            cluster.kill(b)
-            live["n"] = -1000   # killed: read on until the connection fails
-        return False
+    stopping = {}
+
+    def stop_b_after_three():
+        if live["n"] >= 3 and not stopping:
+            stopping["at"] = time.time()
+            cluster.terminate(b)
+        return False   # read on until the server ends the stream
     last = read[-1][1] if read else None
-    ended, count = read_from(b, last, kill_b_after_three, on_event=count_live)
+    ended, count = read_from(b, last, stop_b_after_three, on_event=count_live)
+    ended_at = time.time()
+    exit_status = None
+    if stopping:
+        try:
+            exit_status = b.process.wait(timeout=max(1.0, stopping["at"] + 30 - time.time()))
+        except subprocess.TimeoutExpired:
+            cluster.kill(b)
     segments.append({"instance": b.index, "events": count, "ended": ended, "last": read[-1][1] if read else None,
-                     "killed": b.process.poll() is not None})
-    s.expect(b.process.poll() is not None, f"instance {b.index} was not killed while streaming ({ended}, {live})")
+                     "stream_ended_after_sigterm_seconds": round(ended_at - stopping["at"], 2) if stopping else None,
+                     "exit_status": exit_status})
+    if s.expect(stopping, f"instance {b.index}'s stream never carried three live events ({ended}, {live})"):
+        s.expect(exit_status == 0, f"instance {b.index}, asked to stop (SIGTERM) with a stream open, "
+                                   f"{'did not exit within 30 s' if exit_status is None else f'exited {exit_status}'}")
+        s.expect(ended_at - stopping["at"] < 20, f"instance {b.index}'s stream ended {ended_at - stopping['at']:.1f} s after "
+                                                f"SIGTERM: streams must end when the server shuts down")
     if publisher:
         publisher.join()
     s.expect(publisher is not None, "the reader never caught up on instance 1, so nothing was published live")
