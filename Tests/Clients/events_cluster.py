@@ -660,8 +660,96 @@ def scenario_kill(cluster, s):
     check_alive(cluster, s)
 
 
+class Follower(threading.Thread):
+    """An operator's SSE reader that follows the stream from event `after` through whatever happens: whenever
+    its stream ends, fails or is refused, it resumes with Last-Event-ID on the next instance (0, 1, 2, 0, …).
+    `finish(target)` stops it once it has read up to event `target`."""
+
+    def __init__(self, cluster, after):
+        super().__init__(daemon=True)
+        self.cluster, self.last = cluster, f"evt_{after}"
+        self.read = []             # (instance index, id, type, data)
+        self.connections = []      # (instance index, events read, how it ended)
+        self.target = None
+        self.stopped = threading.Event()
+
+    def run(self):
+        import httpx
+        from httpx_sse import connect_sse
+        k = 0
+        with httpx.Client(auth=OPERATOR, timeout=httpx.Timeout(5.0, read=4.0)) as client:
+            while not self.stopped.is_set():
+                instance = self.cluster.instances[k % len(self.cluster.instances)]
+                k += 1
+                count, ended = 0, "the server ended the stream"
+                try:
+                    with connect_sse(client, "GET", f"http://127.0.0.1:{instance.port}/events",
+                                     headers={"Last-Event-ID": self.last}) as source:
+                        if source.response.status_code != 200:
+                            ended = f"answered {source.response.status_code}"
+                        else:
+                            for event in source.iter_sse():
+                                if event.id:
+                                    self.read.append((instance.index, event.id, event.event, event.data))
+                                    self.last = event.id
+                                    count += 1
+                                if self.done():
+                                    ended = "finished"
+                                    break
+                except (httpx.TransportError, httpx.StreamError) as error:
+                    ended = type(error).__name__
+                self.connections.append((instance.index, count, ended))
+                if self.done():
+                    return
+                time.sleep(0.2)
+
+    def done(self):
+        return self.target is not None and event_number(self.last) is not None and event_number(self.last) >= self.target
+
+    def finish(self, target, deadline):
+        self.target = target
+        self.join(timeout=max(0.0, deadline - time.time()))
+        self.stopped.set()
+        self.join()
+
+
+def check_stream(cluster, s, read, after, what):
+    """What a reader read after event `after`: every event of outbox_events after it, once, in order, with its
+    data, type and id."""
+    stored = outbox(cluster, after)
+    ids = [event_id for _, event_id, _, _ in read]
+    expected = [f"evt_{n}" for n, _, _ in stored]
+    duplicates = [i for i, n in collections.Counter(ids).items() if n > 1]
+    s.expect(not duplicates, f"{what}: events read more than once across the reconnections: {duplicates[:10]}")
+    first_difference = next((k for k, (x, y) in enumerate(zip(ids, expected)) if x != y), min(len(ids), len(expected)))
+    s.expect(ids == expected,
+             f"{what}: read {len(ids)} events, outbox_events holds {len(expected)} after evt_{after}; first difference at "
+             f"position {first_difference} (read {ids[first_difference:first_difference + 3]}, stored "
+             f"{expected[first_difference:first_difference + 3]}); missing {sorted(set(expected) - set(ids))[:10]}, "
+             f"extra {sorted(set(ids) - set(expected))[:10]}")
+    by_id = {f"evt_{n}": (kind, body) for n, kind, body in stored}
+    wrong = []
+    for index, event_id, kind, data in read:
+        body = json.loads(data)
+        expected_event = by_id.get(event_id)
+        if not expected_event or body.get("id") != event_id or body.get("type") != kind or kind != expected_event[0] \
+                or body.get("data") != json.loads(expected_event[1]):
+            wrong.append(f"{event_id} on instance {index}: {data[:200]}")
+    s.expect(not wrong, f"{what}: events whose data is not the outbox's: {wrong[:5]}")
+    return len(stored)
+
+
 def scenario_pgrestart(cluster, s, postgres):
     after = max_event(cluster)
+    follower = Follower(cluster, after)
+    follower.start()
+    try:
+        pgrestart(cluster, s, postgres, after, follower)
+    finally:
+        follower.stopped.set()
+
+
+def pgrestart(cluster, s, postgres, after, follower):
     offsets = [cluster.log_size(i) for i in cluster.instances]
     stop = threading.Event()
     records, lock = [], threading.Lock()
@@ -725,6 +813,10 @@ def scenario_pgrestart(cluster, s, postgres):
             and (str(r["edition"]), r["date"], str(r["result"][1][1].get("revision"))) not in published]
     s.expect(not lost, f"publishes answered 201 with no issue.published event: {lost[:10]}")
     last_up = outages[-1]["up"] if outages else time.time()
+    follower.finish(max_event(cluster), time.time() + 30)
+    s.report["stream"] = {"events_read": len(follower.read),
+                          "connections": [f"instance {i}: {n} events, {how}" for i, n, how in follower.connections][:40]}
+    check_stream(cluster, s, follower.read, after, "the stream followed through the outages")
     missing = wait_delivered(cluster, after, last_up + LEASE_SECONDS + 45)
     s.expect(not missing, f"{len(missing)} deliveries not done {LEASE_SECONDS + 45} s after PostgreSQL came back: {missing[:10]}")
     logs = [cluster.log_since(i, o) for i, o in zip(cluster.instances, offsets)]
@@ -836,25 +928,8 @@ def scenario_stream(cluster, s):
     if b.process.poll() is not None:
         cluster.restart(b)
     s.report["segments"] = segments
-    stored = outbox(cluster)
-    ids = [event_id for _, event_id, _, _ in read]
-    s.report.update({"events_read": len(read), "events_stored": len(stored), "published_live": len(publish_records)})
-    duplicates = [i for i, n in collections.Counter(ids).items() if n > 1]
-    s.expect(not duplicates, f"events read more than once across the reconnections: {duplicates[:10]}")
-    s.expect(ids == [f"evt_{n}" for n, _, _ in stored],
-             f"the stream read {len(ids)} events, outbox_events holds {len(stored)}; first difference at "
-             f"{next((k for k, (x, y) in enumerate(zip(ids, [f'evt_{n}' for n, _, _ in stored])) if x != y), min(len(ids), len(stored)))}"
-             f"; missing {sorted(set(f'evt_{n}' for n, _, _ in stored) - set(ids))[:10]}, extra "
-             f"{sorted(set(ids) - set(f'evt_{n}' for n, _, _ in stored))[:10]}")
-    by_id = {f"evt_{n}": (kind, body) for n, kind, body in stored}
-    wrong = []
-    for index, event_id, kind, data in read:
-        body = json.loads(data)
-        expected = by_id.get(event_id)
-        if not expected or body.get("id") != event_id or body.get("type") != kind or kind != expected[0] \
-                or body.get("data") != json.loads(expected[1]):
-            wrong.append(f"{event_id} on instance {index}: {data[:200]}")
-    s.expect(not wrong, f"events whose data is not the outbox's: {wrong[:5]}")
+    stored = check_stream(cluster, s, read, 0, "the stream across instances")
+    s.report.update({"events_read": len(read), "events_stored": stored, "published_live": len(publish_records)})
     s.expect(all(seg["events"] > 0 for seg in segments),
              f"a segment of the stream read nothing: {segments}")
     missing = wait_delivered(cluster, start_count, time.time() + LEASE_SECONDS + 30)
