@@ -82,12 +82,22 @@ TIMEOUT_SECONDS = 3                       # webhooks.timeout_seconds
 LEASE_SECONDS = TIMEOUT_SECONDS * 4 + 30  # KioskWiring.WebhookWiring.worker: a claimed delivery's lease
 SLOW_DELAY = 1.0                          # the slow endpoint answers 200 after this long (well within the timeout)
 RECOVERY_SECONDS = 15                     # pgrestart: an instance publishes again within this long
+RETRY_SLACK = 10                          # see check_deliveries: how long a claim may precede its try
 PG_DOWN_SECONDS = 3                       # pgrestart: the second outage's length
 ENDPOINTS = [  # name, the receiver's query, types (None: every type)
     ("fast", "endpoint=fast", None),
     ("slow", f"endpoint=slow&delay={SLOW_DELAY}", ["issue.*"]),
 ]
 SCENARIOS = ["steady", "kill", "pgrestart", "stream", "final"]
+THREAD_ERRORS = []                        # what the driver's own threads raised: violations, never swallowed
+
+
+def _thread_raised(arguments):
+    THREAD_ERRORS.append(f"thread {arguments.thread.name if arguments.thread else '?'} raised "
+                         f"{''.join(traceback.format_exception(arguments.exc_type, arguments.exc_value, arguments.exc_traceback))[-1500:]}")
+
+
+threading.excepthook = _thread_raised
 
 
 def wants(types, event_type):
@@ -249,8 +259,9 @@ class EventsCluster(kiosk_cluster.Cluster):
         self.answers_lock = threading.Lock()
         self.pids = {}              # process id -> instance index, every process an instance ever had
         self.killed = set()         # processes this script killed
-        self.dates = iter(datetime.date(2024, 1, 1) + datetime.timedelta(days=k) for k in range(100000))
-        self.editions_cycle = iter([1, 2, 8] * 100000)
+        self.issues = (((1, 2, 8)[k % 3], (datetime.date(2024, 1, 1) + datetime.timedelta(days=k)).isoformat())
+                       for k in range(100000))
+        self.issues_lock = threading.Lock()   # publishing threads take the next issue in turn
         self.archive = None
 
     def write_configuration(self, samples=False):
@@ -307,7 +318,7 @@ class EventsCluster(kiosk_cluster.Cluster):
             return self.pids.get(int(parts[-2]))
         return None
 
-    def live_identity_pid(self, identity):
+    def live_instance(self, identity):
         parts = (identity or "").split("/")
         if len(parts) < 3 or not parts[-2].isdigit():
             return None
@@ -319,8 +330,9 @@ class EventsCluster(kiosk_cluster.Cluster):
 
     def publish(self, instance, edition=None, date=None, timeout=60):
         """(instance index, edition, date, start, end, outcome) of one PUT /publish; a 201 goes to answers.log."""
-        edition = edition or next(self.editions_cycle)
-        date = date or next(self.dates).isoformat()
+        if edition is None or date is None:
+            with self.issues_lock:
+                edition, date = next(self.issues)
         start = time.time()
         result = outcome(lambda: self.publish_http(instance.port, edition, date, self.archive, timeout=timeout))
         if result[0] == "ok" and result[1][0] == 201:
@@ -470,7 +482,9 @@ def check_deliveries(cluster, s, after, upto=None, killed_leases=()):
                          f"concurrent double delivery")
                 stamp = int(first["timestamp"])
                 if not any(a["time"] == stamp for a in recorded[key]):
-                    s.expect(second["arrived"] >= stamp + LEASE_SECONDS - 2,
+                    # Its lease ran out at (its claim + LEASE_SECONDS), the claim a moment before the try (at most
+                    # RETRY_SLACK on a crowded machine): a try well before that was made while it was valid.
+                    s.expect(second["arrived"] >= stamp + LEASE_SECONDS - RETRY_SLACK,
                              f"evt_{number} to {name}: a try made at {stamp} was never recorded (no webhook_attempts row), "
                              f"yet it was tried again {second['arrived'] - stamp:.1f} s later, before its lease "
                              f"({LEASE_SECONDS} s) could have run out")
@@ -483,10 +497,11 @@ def check_deliveries(cluster, s, after, upto=None, killed_leases=()):
         key = (row["endpoint"], row["event"])
         if row["event"] not in numbers or recorded_before_kill(row, attempts):
             continue
-        # A try the killed instance sent just before its end may be read by the receiver a little later.
-        later = [d for d in by_key.get(key, []) if d["arrived"] > delivery_row_time + 0.5]
+        # Tries made after the kill (a try the killed instance sent may reach the receiver a little later, but
+        # its webhook-timestamp is from before the kill).
+        later = [d for d in by_key.get(key, []) if int(d["timestamp"]) > delivery_row_time]
         if later:
-            s.expect(later[0]["arrived"] >= row["lease_until"] - 0.01,
+            s.expect(later[0]["arrived"] >= row["lease_until"] - 0.01 and int(later[0]["timestamp"]) >= row["lease_until"],
                      f"evt_{row['event']} to {row['endpoint']}: leased by a killed instance until {row['lease_until']}, "
                      f"tried again at {later[0]['arrived']:.3f}, while that lease was still valid")
     unknown = [d["id"] for d in state["deliveries"] if event_number(d["id"]) is None]
@@ -566,14 +581,14 @@ def find_kill_point(cluster, point, after, deadline):
         now = time.time()
         leased = [r for r in delivery_rows(cluster, after)
                   if r["owner"] and r["state"] == "waiting" and r["lease_until"] and r["lease_until"] > now
-                  and cluster.live_identity_pid(r["owner"])]
+                  and cluster.live_instance(r["owner"])]
         if not leased:
             time.sleep(0.02)
             continue
         by_owner = collections.Counter(r["owner"] for r in leased)
         if point == "leased":
             owner = by_owner.most_common(1)[0][0]
-            return cluster.live_identity_pid(owner), [r for r in leased if r["owner"] == owner], {"leases": dict(by_owner)}
+            return cluster.live_instance(owner), [r for r in leased if r["owner"] == owner], {"leases": dict(by_owner)}
         # A try of the slow endpoint the receiver holds unanswered, of a delivery a live instance has leased.
         pending = {(d["query"].get("endpoint"), event_number(d["id"])): d for d in cluster.receiver.state()["deliveries"]
                    if d["answered"] is None and d["query"].get("endpoint") == "slow"
@@ -583,7 +598,7 @@ def find_kill_point(cluster, point, after, deadline):
             time.sleep(0.02)
             continue
         arrival, row = min(held, key=lambda pair: pair[0]["arrived"])
-        victim = cluster.live_identity_pid(row["owner"])
+        victim = cluster.live_instance(row["owner"])
         seen = {"leases": dict(by_owner), "try": f"evt_{row['event']} to {row['endpoint']}", "arrived": arrival["arrived"]}
         if point == "answered":
             # Just after the receiver writes its answer: the instance has it, or nearly, and has not recorded it.
@@ -652,7 +667,6 @@ def scenario_kill(cluster, s):
         taken.append({"try": f"evt_{old['event']} to {old['endpoint']}", "lease_until": old["lease_until"],
                       "taken_by_instance": [cluster.instance_of(owner) for _, owner, _ in later][:3],
                       "taken_after_seconds": round(later[0][0] - old["lease_until"], 2) if later else None})
-        s.expect(all(owner != old["owner"] for _, owner, _ in later), "a killed worker's identity leased again")
     s.report["killed_leases"] = taken[:30]
     s.report["sampler_errors"] = sampler.errors
     s.report["deliveries"] = check_deliveries(cluster, s, after, killed_leases=killed_leases)
@@ -1038,6 +1052,8 @@ def main():
             except Exception as error:  # a crash of the scenario itself is a violation, with where it happened
                 s.violations.append(f"{name}: the scenario stopped with {type(error).__name__}: {error}\n"
                                     f"{traceback.format_exc(limit=4)}")
+            while THREAD_ERRORS:
+                s.violations.append(f"{name}: {THREAD_ERRORS.pop(0)}")
             s.report["seconds"] = round(time.time() - t0, 2)
             s.report["violations"] = s.violations
             report["scenarios"][name] = s.report
