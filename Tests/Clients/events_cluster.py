@@ -23,7 +23,9 @@ lease of a claimed delivery is then 4 x 3 + 30 = 42 s, as KioskWiring sets it), 
 the stream. Issues are published with `PUT /publish/EDITION/DATE` (one page each) spread over the instances.
 
 Scenarios (each checks the events made during it; the checks are in `check_deliveries`):
-  steady     30 issues published over the three instances: every event reaches each endpoint that wants
+  steady     30 issues published over the three instances, and meanwhile 2 with the CLI and a reader added
+             (`user add`); then two withdrawn, one restored, one published again (issue.withdrawn, .restored,
+             .republished; reader.added goes to `fast` only): every event reaches each endpoint that wants
              it, with a signature the endpoint's secret verifies, a body that is the outbox's event; the
              distinct webhook-ids at each endpoint are exactly the outbox's events of its types; each event
              has one delivery row per endpoint, `delivered`; no two tries of one event to one endpoint
@@ -262,7 +264,7 @@ class EventsCluster(kiosk_cluster.Cluster):
         self.issues = (((1, 2, 8)[k % 3], (datetime.date(2024, 1, 1) + datetime.timedelta(days=k)).isoformat())
                        for k in range(100000))
         self.issues_lock = threading.Lock()   # publishing threads take the next issue in turn
-        self.archive = None
+        self.archive = self.issue_folder = None
 
     def write_configuration(self, samples=False):
         super().write_configuration(samples=False)
@@ -296,7 +298,8 @@ class EventsCluster(kiosk_cluster.Cluster):
             self.wait_listening(instance)
         for instance in self.instances:
             self.warm(instance)
-        self.archive = zip_folder(write_issue(os.path.join(self.workdir, "in-issue"), pages=1, seed=3))
+        self.issue_folder = write_issue(os.path.join(self.workdir, "in-issue"), pages=1, seed=3)
+        self.archive = zip_folder(self.issue_folder)
 
     def launch(self, instance, port):
         super().launch(instance, port)
@@ -340,6 +343,14 @@ class EventsCluster(kiosk_cluster.Cluster):
                 f.write(f"published {edition}/{date}\n")
         return {"instance": instance.index, "edition": edition, "date": date, "start": start, "end": time.time(),
                 "result": result}
+
+    def forget_published(self, edition, date):
+        """An issue withdrawn on purpose leaves answers.log (crash_check.py expects every line there visible)."""
+        with self.answers_lock:
+            with open(self.answers_log) as f:
+                lines = f.readlines()
+            with open(self.answers_log, "w") as f:
+                f.writelines(line for line in lines if line.strip() != f"published {edition}/{date}")
 
     def rows(self, sql):
         return self.database_rows(sql)
@@ -530,6 +541,16 @@ def scenario_steady(cluster, s):
     after = max_event(cluster)
     s.report["events_before"] = after
     threads, records = publish_many(cluster, 30)
+    # Meanwhile, events of the other kinds and from the CLI (a process with no webhook worker of its own).
+    cli_published = []
+    for _ in range(2):
+        with cluster.issues_lock:
+            edition, date = next(cluster.issues)
+        cli_published.append((edition, date, cluster.publish_cli(edition, date, cluster.issue_folder)))
+        with cluster.answers_lock, open(cluster.answers_log, "a") as f:
+            f.write(f"published {edition}/{date}\n")
+    cluster.run([cluster.binary, "user", "add", "--config", cluster.config, "--database", cluster.database,
+                 "--username", "events-reader", "--password-stdin"], "KioskServer user add", input="events-reader-password\n")
     owners = collections.Counter()
     while any(t.is_alive() for t in threads):
         for row in delivery_rows(cluster, after):
@@ -541,14 +562,33 @@ def scenario_steady(cluster, s):
     ok = acknowledged(records)
     failed = [f"{r['edition']}/{r['date']} on {r['instance']}: {describe(r['result']) if r['result'][0] != 'ok' else r['result'][1]}"
               for r in records if r not in ok]
-    s.report["publishes"] = {"answered_201": len(ok), "per_instance": dict(collections.Counter(r["instance"] for r in ok))}
+    s.report["publishes"] = {"answered_201": len(ok), "per_instance": dict(collections.Counter(r["instance"] for r in ok)),
+                             "cli": len(cli_published)}
     s.expect(not failed, f"{len(failed)} of 30 publishes failed with nothing going wrong: {failed[:5]}")
+    # Withdraw two (on two instances), restore one, publish one again (a new revision).
+    changes = []
+    if len(ok) >= 3:
+        x, y, z = ok[0], ok[1], ok[2]
+        instances = cluster.instances
+        changes.append(("withdraw", cluster.withdraw_http(instances[0].port, x["edition"], x["date"])))
+        changes.append(("withdraw", cluster.withdraw_http(instances[1].port, y["edition"], y["date"])))
+        cluster.forget_published(y["edition"], y["date"])
+        restored = outcome(lambda: kiosk_cluster.Client(instances[2].port, timeout=60, auth=kiosk_cluster.PUBLISHER).request(
+            "POST", f"/publish/{x['edition']}/{x['date']}/restore")[0])
+        changes.append(("restore", restored[1] if restored[0] == "ok" else describe(restored)))
+        again = cluster.publish(instances[1], z["edition"], z["date"])
+        changes.append(("publish again", again["result"][1][0] if again["result"][0] == "ok" else describe(again["result"])))
+    s.report["changes"] = changes
+    s.expect([status for _, status in changes] == [200, 200, 200, 201],
+             f"withdraw, withdraw, restore, publish again answered {changes}, expected 200, 200, 200, 201")
     missing = wait_delivered(cluster, after, time.time() + 60)
     s.expect(not missing, f"{len(missing)} deliveries not done 60 s after the publishes: {missing[:10]}")
     s.report["leases_seen_per_instance"] = {str(k): v for k, v in owners.items()}
     s.report["deliveries"] = check_deliveries(cluster, s, after)
-    issue_events = s.report["deliveries"]["types"].get("issue.published", 0)
-    s.expect(issue_events == len(ok), f"{issue_events} issue.published events for {len(ok)} publishes answered 201")
+    types = s.report["deliveries"]["types"]
+    expected = {"issue.published": len(ok) + len(cli_published), "issue.withdrawn": 2, "issue.restored": 1,
+                "issue.republished": 1, "reader.added": 1}
+    s.expect(types == expected, f"the outbox holds {types} for this scenario's changes, expected {expected}")
     check_alive(cluster, s)
 
 
