@@ -37,7 +37,9 @@ Scenarios (each checks the events made during it; the checks are in `check_deliv
              just after the slow endpoint answered one (before the instance records it). Restarted at once.
              Every event still ends delivered; each delivery leased by the killed instance is tried again
              only once its lease ran out (no arrival before lease_until, a new lease no sooner than
-             lease_until + lease), by another worker, and ends `delivered`.
+             lease_until + lease), by another worker, and ends `delivered`. Then a graceful stop (SIGTERM) of
+             the instance holding an unanswered slow try: it exits 0 having finished and recorded its tries
+             (no lease left behind), as docs/events.md says.
   pgrestart  publishes on all three instances while the private cluster is restarted twice: `pg_ctl restart
              -m fast`, then stopped (-m fast) for PG_DOWN_SECONDS and started: no instance exits, each publishes
              again by itself within RECOVERY_SECONDS, publishes answer 201 or 500/503, every publish answered 201
@@ -678,6 +680,42 @@ def scenario_kill(cluster, s):
                 cluster.restart(victim)
                 round_report["restart_seconds"] = round(time.time() - started, 2)
             rounds.append(round_report)
+        # A graceful stop (SIGTERM) of the instance holding a try the slow endpoint has not answered: it finishes the
+        # tries in flight first (docs/events.md), so it leaves no lease behind and records that try.
+        threads, records = publish_many(cluster, 9)
+        victim, leases, seen = find_kill_point(cluster, "arrived", after, time.time() + 30)
+        graceful = {"seen": seen, "victim": victim.index if victim else None, "leases_at_sigterm": len(leases)}
+        if s.expect(victim is not None, f"graceful stop: no instance held a slow try within 30 s ({seen})"):
+            identity = leases[0]["owner"]
+            stopping = time.time()
+            cluster.terminate(victim)
+            try:
+                graceful["exit_status"] = victim.process.wait(timeout=40)
+            except subprocess.TimeoutExpired:
+                graceful["exit_status"] = None
+                cluster.kill(victim)
+            graceful["stop_seconds"] = round(time.time() - stopping, 2)
+            left = [r for r in delivery_rows(cluster, after) if r["owner"] == identity and r["state"] == "waiting"]
+            attempts = attempt_rows(cluster, after)
+            unrecorded = [f"evt_{r['event']} to {r['endpoint']}" for r in leases
+                          if not any(a["delivery"] == r["id"] for a in attempts)]
+            left_names = [f"evt_{r['event']} to {r['endpoint']}" for r in left]
+            graceful.update({"leases_left": left_names, "tries_not_recorded": unrecorded})
+            s.expect(graceful["exit_status"] == 0,
+                     f"instance {victim.index}, stopped with SIGTERM during webhook tries, "
+                     f"{'did not exit within 40 s' if graceful['exit_status'] is None else 'exited ' + str(graceful['exit_status'])}")
+            s.expect(not left and not unrecorded,
+                     f"instance {victim.index} stopped gracefully (SIGTERM) with {len(leases)} tries in flight but left "
+                     f"{len(left)} deliveries leased ({left_names[:10]}) "
+                     f"and these tries unrecorded: {unrecorded[:10]}: a graceful stop must finish the tries in flight "
+                     f"first (docs/events.md), or they wait {LEASE_SECONDS} s for their leases and are sent twice")
+            # Tries it left leased are retried once their leases run out: checked like a kill's.
+            killed_leases += [(time.time(), r) for r in left]
+            cluster.restart(victim)
+        for thread in threads:
+            thread.join()
+        all_records += records
+        s.report["graceful_stop"] = graceful
         last_kill = max((t for t, _ in killed_leases), default=time.time())
         s.report["rounds"] = rounds
         s.expect(killed_leases, "the killed instances held no leases at their kills")
