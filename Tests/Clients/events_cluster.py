@@ -46,7 +46,7 @@ Scenarios (each checks the events made during it; the checks are in `check_deliv
              is visible with its issue.published event, and every event is delivered (tries whose recording
              failed are tried again once their lease ran out).
   stream     an operator's `GET /events` (SSE, httpx-sse) from the start on instance 0, cut by the client
-             halfway; resumed with Last-Event-ID on instance 1, followed live while issues are published on
+             10 events before the end (past the first page of 200, after the other scenarios); resumed with Last-Event-ID on instance 1, followed live while issues are published on
              instances 0 and 2, and ended by instance 1's graceful stop (SIGTERM after three live events: the
              stream must end and the instance exit 0); resumed on instance 2 to the end: every event exactly
              once, in the outbox's order, each one's data the outbox's. Instance 1 is started again.
@@ -958,9 +958,10 @@ def scenario_stream(cluster, s):
     start_count = max_event(cluster)
     total_before = len(outbox(cluster))
     s.expect(total_before > 10, f"only {total_before} events to read")
-    # A: from the start, cut by the client halfway.
-    half = total_before // 2
-    ended, count = read_from(a, None, lambda: len(read) >= half)
+    # A: from the start, cut by the client 10 events before the end (past the first page of 200 when there are
+    # more: a stream reads the outbox a page at a time).
+    cut = max(1, total_before - 10)
+    ended, count = read_from(a, None, lambda: len(read) >= cut)
     segments.append({"instance": a.index, "events": count, "ended": ended, "last": read[-1][1] if read else None})
     # B: resumed; caught up, then live while issues are published on A and C; stopped (SIGTERM) after three live
     # events: the server ends the stream as it shuts down, and must still shut down while a stream is open.
