@@ -354,7 +354,8 @@ public struct StoreChecks: StoreVerifying {
                 if let expiry { max(start ?? .min, expiry &- assumedPeriod) } else { start ?? seconds(now) }
             let period = expiry.map { end in PaidPeriod(start: min(start ?? end &- assumedPeriod, end), end: end) }
             let orderID = purchase.latestOrderID.flatMap { $0.isEmpty ? nil : $0 } ?? token
-            payment = StorePayment(id: orderID, paidAt: paidAt, period: period, signedAt: signedAt)
+            payment = StorePayment(id: orderID, paidAt: paidAt, period: period, price: line?.price, currency: line?.currency,
+                                   signedAt: signedAt)
         case .inGracePeriod:
             grace = GraceFact(until: expiry, signedAt: signedAt)
         default:

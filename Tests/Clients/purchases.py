@@ -418,7 +418,8 @@ def google_subscription(product, order, start, expiry, account=None, state="SUBS
                 "acknowledgementState": "ACKNOWLEDGEMENT_STATE_ACKNOWLEDGED" if acknowledged
                 else "ACKNOWLEDGEMENT_STATE_PENDING",
                 "lineItems": [{"productId": product, "expiryTime": rfc3339(expiry),
-                               "autoRenewingPlan": {"autoRenewEnabled": state == "SUBSCRIPTION_STATE_ACTIVE"},
+                               "autoRenewingPlan": {"autoRenewEnabled": state == "SUBSCRIPTION_STATE_ACTIVE",
+                                                    "recurringPrice": {"currencyCode": "EUR", "units": "4", "nanos": 990000000}},
                                "offerDetails": {"basePlanId": "mensual"}}]}
     if account:
         purchase["externalAccountIdentifiers"] = {"obfuscatedExternalAccountId": account}

@@ -21,7 +21,8 @@ struct GooglePlayDeveloperAPITests {
         "testPurchase": [:] as [String: Any],
         "lineItems": [
             ["productId": "monthly", "expiryTime": "2026-12-01T09:30:00Z",
-             "autoRenewingPlan": ["autoRenewEnabled": true], "offerDetails": ["basePlanId": "p1m"]],
+             "autoRenewingPlan": ["autoRenewEnabled": true, "recurringPrice": ["currencyCode": "EUR", "units": "9", "nanos": 990_000_000]],
+             "offerDetails": ["basePlanId": "p1m"]],
             ["productId": "addon", "expiryTime": "2026-12-15T10:30:00+01:00", "prepaidPlan": [:] as [String: Any]],
         ],
         "futureField": ["anything": 1],
@@ -34,7 +35,8 @@ struct GooglePlayDeveloperAPITests {
             oddToken: subscription,
             "canceled": [
                 "subscriptionState": "SUBSCRIPTION_STATE_CANCELED", "acknowledgementState": "ACKNOWLEDGEMENT_STATE_ACKNOWLEDGED",
-                "lineItems": [["productId": "monthly", "expiryTime": "2026-12-01T09:30:00Z", "autoRenewingPlan": [:] as [String: Any]]],
+                "lineItems": [["productId": "monthly", "expiryTime": "2026-12-01T09:30:00Z", "autoRenewingPlan": [
+                    "recurringPrice": ["currencyCode": "JPY", "units": "9223372036854775807"]]]],
                 "canceledStateContext": ["userInitiatedCancellation": ["cancelTime": "2026-11-20T08:00:00Z"]],
             ],
             "new-state": ["subscriptionState": "SUBSCRIPTION_STATE_SOMETHING_NEW", "lineItems": [["productId": "monthly"]]],
@@ -85,6 +87,8 @@ struct GooglePlayDeveloperAPITests {
             #expect(abs(start.timeIntervalSince1970 - (try #require(Self.date("2026-11-01T09:30:00Z"))).timeIntervalSince1970 - 0.123456789) < 1e-6)
             #expect(purchase.lineItems.map(\.productID) == ["monthly", "addon"])
             #expect(purchase.lineItems.map(\.autoRenewEnabled) == [true, nil])
+            #expect(purchase.lineItems.map(\.price) == [9_990, nil])
+            #expect(purchase.lineItems.map(\.currency) == ["EUR", nil])
             #expect(purchase.lineItems[0].expiryTime == Self.date("2026-12-01T09:30:00Z"))
             #expect(purchase.lineItems[1].expiryTime == Self.date("2026-12-15T09:30:00Z"))
             #expect(purchase.expiryTime == Self.date("2026-12-15T09:30:00Z"))
@@ -94,6 +98,8 @@ struct GooglePlayDeveloperAPITests {
             #expect(canceled.acknowledgementState == .acknowledged)
             #expect(canceled.isTestPurchase == false)
             #expect(canceled.lineItems.first?.autoRenewEnabled == false)
+            #expect(canceled.lineItems.first?.price == nil, "a price past Int64 in thousandths is left unknown, not trapped on")
+            #expect(canceled.lineItems.first?.currency == nil)
             #expect(canceled.cancellation?.initiator == "user")
             #expect(canceled.cancellation?.cancelTime == Self.date("2026-11-20T08:00:00Z"))
 

@@ -37,20 +37,41 @@ public struct GoogleSubscriptionPurchase: Sendable, Equatable, Decodable {
         public let expiryTime: Date?
         /// Present for an auto-renewing plan (absent for a prepaid one); whether it will renew.
         public let autoRenewEnabled: Bool?
+        /// The plan's current recurring price (`autoRenewingPlan.recurringPrice`), in thousandths of
+        /// `currency`'s unit as the App Store gives prices; nil when absent or out of range.
+        public let price: Int64?
+        public let currency: String?
 
         private enum CodingKeys: String, CodingKey { case productId, expiryTime, autoRenewingPlan }
-        private enum PlanKeys: String, CodingKey { case autoRenewEnabled }
+        private enum PlanKeys: String, CodingKey { case autoRenewEnabled, recurringPrice }
+        private enum MoneyKeys: String, CodingKey { case currencyCode, units, nanos }
 
         public init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             productID = try container.decode(String.self, forKey: .productId)
             expiryTime = try container.decodeGoogleTime(forKey: .expiryTime)
+            var price: Int64?, currency: String?
             if container.contains(.autoRenewingPlan) {
                 let plan = try container.nestedContainer(keyedBy: PlanKeys.self, forKey: .autoRenewingPlan)
                 autoRenewEnabled = try plan.decodeIfPresent(Bool.self, forKey: .autoRenewEnabled) ?? false
+                if plan.contains(.recurringPrice) {
+                    let money = try plan.nestedContainer(keyedBy: MoneyKeys.self, forKey: .recurringPrice)
+                    // google.type.Money: units an int64 written as a string, nanos an int32 of the same sign.
+                    let units = try (money.decodeIfPresent(String.self, forKey: .units)).flatMap { Int64($0) } ?? 0
+                    let nanos = try money.decodeIfPresent(Int64.self, forKey: .nanos) ?? 0
+                    let (thousandths, overflow) = units.multipliedReportingOverflow(by: 1000)
+                    if !overflow, (-999_999_999...999_999_999).contains(nanos) {
+                        let (sum, overflowed) = thousandths.addingReportingOverflow(nanos / 1_000_000)
+                        price = overflowed ? nil : sum
+                    }
+                    currency = try money.decodeIfPresent(String.self, forKey: .currencyCode).flatMap { $0.isEmpty ? nil : String($0.prefix(8)) }
+                    if price == nil { currency = nil }
+                }
             } else {
                 autoRenewEnabled = nil
             }
+            self.price = price
+            self.currency = currency
         }
     }
 
