@@ -191,6 +191,17 @@ let package = Package(
             ],
             swiftSettings: swiftSettings),
 
+        // Push notifications of new issues, the fan-out: claims batches of registrations from the outbox's
+        // publish events, picks who may hear, sends each app's announcement through the `KioskPush` senders.
+        .target(
+            name: "KioskPushFanOut",
+            dependencies: [
+                "KioskModels", "KioskPush",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings),
+
         // The six wire methods of the 2012 contract, on the XML-RPC layer.
         .target(
             name: "KioskRPC",
@@ -223,6 +234,7 @@ let package = Package(
             name: "KioskHTTP",
             dependencies: [
                 "XMLRPC", "KioskModels", "KioskIntegers", "KioskFiles", "KioskEditions", "KioskRPC", "KioskConfig", "KioskPasswords",
+                "KioskPush", "KioskPushFanOut",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
@@ -245,7 +257,7 @@ let package = Package(
         .target(
             name: "KioskWiring",
             dependencies: [
-                "XMLRPC", "KioskModels", "KioskIntegers", "KioskSQLite", "KioskPostgres", "KioskEditions", "KioskRPC", "KioskConfig", "KioskHTTP", "KioskPasswords", "KioskPurchases", "KioskWebhooks", "KioskGoogleAuth", "CSystemCalls",
+                "XMLRPC", "KioskModels", "KioskIntegers", "KioskSQLite", "KioskPostgres", "KioskEditions", "KioskRPC", "KioskConfig", "KioskHTTP", "KioskPasswords", "KioskPurchases", "KioskWebhooks", "KioskGoogleAuth", "KioskPush", "KioskPushFanOut", "CSystemCalls",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
@@ -378,7 +390,7 @@ let package = Package(
             name: "KioskServerTests",
             dependencies: [
                 "KioskServer", "XMLRPC", "KioskModels", "KioskSQLite", "KioskFiles", "KioskEditions", "KioskRPC", "KioskConfig", "KioskHTTP",
-                "KioskWiring", "KioskPasswords",
+                "KioskWiring", "KioskPasswords", "KioskPush", "KioskPushFanOut", "KioskPushStandIn",
                 "KioskTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
