@@ -372,7 +372,7 @@ let package = Package(
         .testTarget(
             name: "KioskPushTests",
             dependencies: [
-                "KioskPush", "KioskPushStandIn", "KioskGoogleAuth", "KioskTestSupport",
+                "KioskPush", "KioskPushStandIn", "KioskGoogleAuth", "KioskTestSupport", "KioskPushFanOut", "KioskModels", "KioskSQLite",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
