@@ -196,7 +196,7 @@ let package = Package(
         .target(
             name: "KioskPushFanOut",
             dependencies: [
-                "KioskModels", "KioskPush",
+                "KioskModels", "KioskPush", "KioskIntegers",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],

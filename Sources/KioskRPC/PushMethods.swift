@@ -1,3 +1,4 @@
+import KioskIntegers
 import KioskModels
 import XMLRPC
 
@@ -49,7 +50,7 @@ public enum PushMethods {
         guard items.count <= PushRegistrationRules.maximumEditions else {
             throw .invalidParameter(name, "at most \(PushRegistrationRules.maximumEditions) editions")
         }
-        let limit = Int(Int32.max)
+        let limit = Int(widening: Int32.max)
         return try items.indices.map { (offset: Int) throws(XMLRPCFault) -> Int in
             try XMLRPCParameters(items).int(offset, name, in: 1...limit)
         }

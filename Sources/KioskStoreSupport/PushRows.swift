@@ -9,7 +9,7 @@ package enum PushRegistrationColumns {
 
     /// Ids that are not numbers are left out.
     package static func editions(stored text: String) -> [Int] {
-        text.split(separator: ",").compactMap { Int($0) }
+        text.split(separator: ",").compactMap { Int($0, radix: 10) }
     }
 
     /// A stored row read back; nil when its platform is not one this version knows.

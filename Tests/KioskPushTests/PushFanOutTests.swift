@@ -42,6 +42,14 @@ struct PushFanOutTests {
             editions: editions, language: language, createdAt: now, updatedAt: now))
     }
 
+    /// `count` devices asking for edition 8, then an issue of it published.
+    static func registerAndPublish(_ store: SQLiteKioskStore, devices count: Int) async throws {
+        for n in 1...count {
+            try await register(store, "device-\(n)", token: APNsFixture.token(n), editions: [8])
+        }
+        try await store.publishTestIssue(edition: 8, date: "2025-06-01", at: now)
+    }
+
     static func worker(_ store: SQLiteKioskStore, _ apns: APNsSender?, fcm: (any PushSender)? = nil, policy: AppPushPolicy = policy,
                        batchSize: Int = 500) -> PushWorker {
         PushWorker(store: store,
@@ -113,10 +121,7 @@ struct PushFanOutTests {
     func twoWorkersSendNoDuplicate() async throws {
         let (store, _) = try await Self.store()
         try await APNsFixture.run { standIn, apns in
-            for n in 1...20 {
-                try await Self.register(store, "device-\(n)", token: APNsFixture.token(n), editions: [8])
-            }
-            try await store.publishTestIssue(edition: 8, date: "2025-06-01", at: Self.now)
+            try await Self.registerAndPublish(store, devices: 20)
             let first = Self.worker(store, apns, batchSize: 1)
             let second = Self.worker(store, apns, batchSize: 1)
             async let a = first.runPass()
@@ -132,10 +137,7 @@ struct PushFanOutTests {
     func claimedBatchIsNotResent() async throws {
         let (store, _) = try await Self.store()
         try await APNsFixture.run { standIn, apns in
-            for n in 1...3 {
-                try await Self.register(store, "device-\(n)", token: APNsFixture.token(n), editions: [8])
-            }
-            try await store.publishTestIssue(edition: 8, date: "2025-06-01", at: Self.now)
+            try await Self.registerAndPublish(store, devices: 3)
             // A worker claims the first batch and dies before sending it.
             let lost = try #require(try await store.claimPushBatch(PushBatchRequest(
                 types: PushAudience.types, notBefore: 0, limit: 2, now: Self.now)))
