@@ -502,7 +502,7 @@ enum PostgresSchema {
                 UNIQUE (app_key, platform, token))
             """,
             "CREATE TABLE push_cursor (id integer PRIMARY KEY CHECK (id = 1), position bigint NOT NULL)",
-            "INSERT INTO push_cursor (id, position) SELECT 1, COALESCE(MAX(id), 0) FROM outbox_events",
+            "INSERT INTO push_cursor (id, position) SELECT 1, MAX(id) FROM outbox_events HAVING MAX(id) IS NOT NULL",
             """
             CREATE TABLE push_fanouts (
                 event_id bigint PRIMARY KEY REFERENCES outbox_events ON DELETE CASCADE,

@@ -455,8 +455,9 @@ public enum KioskSchema {
         }
         // Push registrations (`PushRegistry`): one per device of an app, a token on one device of an app only.
         // `editions` is the comma-separated list the device asked for ('' for every edition it may read).
-        // `push_cursor` holds the last event the fan-out took up, starting after the events kept when this
-        // migration ran (their issues are no news); `push_fanouts` the progress of each event's fan-out: the last
+        // `push_cursor` holds the last event the fan-out took up: after the events kept when this migration ran
+        // (their issues are no news), made by the first claim when there were none (so that an empty database,
+        // a `db copy` target, has no row); `push_fanouts` the progress of each event's fan-out: the last
         // registration id claimed, and whether none is left.
         migrator.registerMigration("v17: push registrations") { db in
             try db.execute(sql: """
@@ -479,7 +480,7 @@ public enum KioskSchema {
                     id INTEGER PRIMARY KEY CHECK (id = 1),
                     position INTEGER NOT NULL
                 );
-                INSERT INTO push_cursor (id, position) SELECT 1, COALESCE(MAX(id), 0) FROM outbox_events;
+                INSERT INTO push_cursor (id, position) SELECT 1, MAX(id) FROM outbox_events HAVING MAX(id) IS NOT NULL;
                 CREATE TABLE push_fanouts (
                     event_id INTEGER PRIMARY KEY REFERENCES outbox_events ON DELETE CASCADE,
                     after_id INTEGER NOT NULL,
