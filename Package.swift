@@ -291,6 +291,16 @@ let package = Package(
             path: "Tests/KioskTestSupport",
             swiftSettings: swiftSettings),
 
+        // The PostgreSQL server the tests use (`KIOSK_TEST_POSTGRES`): a fresh database per test.
+        .target(
+            name: "KioskTestPostgres",
+            dependencies: [
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tests/KioskTestPostgres",
+            swiftSettings: swiftSettings),
+
         // An APNs stand-in for tests and the push benchmark: HTTP/2 over TLS (SwiftNIO), checking what Apple checks.
         .target(
             name: "KioskPushStandIn",
@@ -333,7 +343,7 @@ let package = Package(
         .testTarget(
             name: "KioskPostgresTests",
             dependencies: [
-                "KioskPostgres", "KioskModels", "KioskTestSupport",
+                "KioskPostgres", "KioskModels", "KioskTestSupport", "KioskTestPostgres",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -373,6 +383,7 @@ let package = Package(
             name: "KioskPushTests",
             dependencies: [
                 "KioskPush", "KioskPushStandIn", "KioskGoogleAuth", "KioskTestSupport", "KioskPushFanOut", "KioskModels", "KioskSQLite",
+                "KioskPostgres", "KioskTestPostgres",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
