@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import KioskTestSupport
 @testable import KioskConfig
 
 /// `push` and `apps[].push`: read with their defaults, every bad value refused naming its key and what to write.
@@ -62,5 +63,23 @@ extension ConfigurationFileTests {
             """).contains("apps[0].push: sends nothing: give it alert texts, or background: true"))
         #expect(refused(Self.pushApp.replacingOccurrences(of: "background: true", with: "backgroud: true"))
             .contains("apps[0].push.backgroud: is not a known key"))
+    }
+}
+
+extension OperatorCommandTests {
+    /// `config check` reads the push key files and names a bad value or an unusable file with its key.
+    @Test func configCheckNamesBadPushSettingsAndFiles() async throws {
+        let directory = temporaryDirectory()
+        let missingKey = try writeTestConfiguration(in: directory.appendingPathComponent("key")) {
+            $0 + "\npush:\n  apns: { team_id: TEAM123456, key_id: KEY1234567, key_file: /nonexistent/AuthKey.p8 }\n"
+        }
+        let refused = try await ServerProcess.run(["config", "check", "--config", missingKey])
+        #expect(refused.status != 0)
+        #expect(refused.errors.contains("push.apns.key_file: /nonexistent/AuthKey.p8: the APNs key file /nonexistent/AuthKey.p8 cannot be read"),
+                "\(refused.errors)")
+        let badValue = try writeTestConfiguration(in: directory.appendingPathComponent("value")) { $0 + "\npush: { batch_size: 0 }\n" }
+        let refusedValue = try await ServerProcess.run(["config", "check", "--config", badValue])
+        #expect(refusedValue.status != 0)
+        #expect(refusedValue.errors.contains("push.batch_size: must be 1 to 10000"), "\(refusedValue.errors)")
     }
 }
