@@ -148,11 +148,22 @@ package final class PushWorker: Service, Sendable {
                     continue
                 }
                 pass.sent += results.count
+                var failed: (count: Int, reason: String) = (0, "")
                 for result in results {
-                    if case .deadToken = result.outcome {
+                    switch result.outcome {
+                    case .sent: break
+                    case .deadToken:
                         dead.append(PushDeadToken(appKey: appKey, platform: key.platform, token: result.device.token))
                         deadBy[sender.service, default: 0] += 1
+                    case .failed(let reason, _):
+                        failed = (failed.count + 1, failed.reason.isEmpty ? reason : failed.reason)
                     }
+                }
+                if failed.count > 0 {
+                    logger.warning("push notifications not sent", metadata: [
+                        "app": "\(appKey)", "service": "\(sender.service)", "event": "\(batch.event.publicID)",
+                        "devices": "\(failed.count)", "reason": "\(failed.reason)",
+                    ])
                 }
             }
         }
