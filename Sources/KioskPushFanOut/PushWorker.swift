@@ -138,7 +138,7 @@ package final class PushWorker: Service, Sendable {
                     edition: String(issue.editionID), date: issue.date.description,
                     alert: announcement.alerts ? PushMessage.Alert(title: announcement.title ?? "", body: announcement.body ?? "",
                                                                    imageURL: cover) : nil,
-                    background: announcement.background)
+                    background: announcement.background, expiration: expiration(of: batch.event))
                 let results: [PushResult]
                 do {
                     results = try await sender.send(message, to: group.map { PushDevice(token: $0.token, app: address) })
@@ -175,6 +175,13 @@ package final class PushWorker: Service, Sendable {
             pass.errors += 1
             logger.error("removing dead push tokens failed; they are tried again at the next issue", metadata: ["error": "\(error)"])
         }
+    }
+
+    /// Until when the services keep trying to deliver a device that is offline: until the issue is no longer
+    /// news (`maximumAgeSeconds` after its publication).
+    private func expiration(of event: KioskEvent) -> Date {
+        let (end, overflow) = event.time.addingReportingOverflow(options.maximumAgeSeconds)
+        return Date(timeIntervalSince1970: TimeInterval(overflow ? Int64.max : end))
     }
 
     /// A signed link to the issue's cover, nil when there is no signer or no cover.

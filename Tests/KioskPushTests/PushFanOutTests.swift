@@ -122,6 +122,7 @@ struct PushFanOutTests {
                         #expect(request.headers["apns-topic"] == APNsFixture.topic)
                         #expect(request.headers["apns-collapse-id"] == "edition-1")
                         #expect(request.headers["apns-push-type"] == "alert")
+                        #expect(request.headers["apns-expiration"] == String(Self.now + 86_400), "kept for offline devices a day")
                     }
                     let alerts = try Dictionary(uniqueKeysWithValues: snapshot.recorded.map { request in
                         let object = try JSONSerialization.jsonObject(with: Data(request.payload)) as? [String: Any]
