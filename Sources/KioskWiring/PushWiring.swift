@@ -111,9 +111,13 @@ private struct PushServing: Service, CustomStringConvertible {
         do {
             try await worker.run()
         } catch {
-            for sender in apnsSenders { try? await sender.shutdown() }
+            await closeConnections()
             throw error
         }
+        await closeConnections()
+    }
+
+    private func closeConnections() async {
         for sender in apnsSenders { try? await sender.shutdown() }
     }
 

@@ -24,11 +24,7 @@ struct PushCrashTests {
         standInConfiguration.minimumTokenRenewalSeconds = 0   // the restarted process makes its own provider token
         let standIn = try await APNsStandIn.start(standInConfiguration)
         let directory = temporaryDirectory()
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let keyFile = directory.appendingPathComponent("apns.p8").path
-        let caFile = directory.appendingPathComponent("ca.pem").path
-        try key.pemRepresentation.write(toFile: keyFile, atomically: true, encoding: .utf8)
-        try standIn.authority.caPEM.write(toFile: caFile, atomically: true, encoding: .utf8)
+        let (keyFile, caFile) = try PushWiringTests.writeKeyFiles(key, standIn, in: directory)
         let config = try writeTestConfiguration(in: directory) { text in
             text.replacingOccurrences(of: "    demo_quota: 3\n", with: """
                     demo_quota: 3

@@ -22,11 +22,7 @@ import Testing
         let standIn = try await APNsStandIn.start(APNsStandIn.Configuration(
             teamID: "TEAM123456", keyID: "KEY1234567", publicKey: key.publicKey, topics: [topic]))
         let directory = temporaryDirectory()
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let keyFile = directory.appendingPathComponent("apns.p8").path
-        let caFile = directory.appendingPathComponent("ca.pem").path
-        try key.pemRepresentation.write(toFile: keyFile, atomically: true, encoding: .utf8)
-        try standIn.authority.caPEM.write(toFile: caFile, atomically: true, encoding: .utf8)
+        let (keyFile, caFile) = try PushWiringTests.writeKeyFiles(key, standIn, in: directory)
 
         let kiosk = try await TestKiosk { configuration in
             var apns = KioskConfiguration.Push.APNs(teamID: "TEAM123456", keyID: "KEY1234567", keyFile: keyFile)
@@ -65,6 +61,17 @@ import Testing
         let scraped = metrics.registry.emitToString()
         #expect(scraped.contains(#"kiosk_push_sent_total{service="apns",outcome="sent"} 1"#), "\(scraped.split(separator: "\n").filter { $0.contains("push") })")
         #expect(scraped.contains("kiosk_push_fanout_duration_seconds_count 1"))
+    }
+
+    /// The APNs key's `.p8` file and the stand-in's authority as a PEM file, in `directory` (made): what
+    /// `push.apns.key_file` and `push.apns.ca_certificates` name.
+    static func writeKeyFiles(_ key: P256.Signing.PrivateKey, _ standIn: APNsStandIn, in directory: URL) throws -> (key: String, ca: String) {
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let keyFile = directory.appendingPathComponent("apns.p8").path
+        let caFile = directory.appendingPathComponent("ca.pem").path
+        try key.pemRepresentation.write(toFile: keyFile, atomically: true, encoding: .utf8)
+        try standIn.authority.caPEM.write(toFile: caFile, atomically: true, encoding: .utf8)
+        return (keyFile, caFile)
     }
 
     @Test func withoutCredentialsThereIsNoService() async throws {
