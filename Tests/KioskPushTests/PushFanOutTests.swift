@@ -173,6 +173,19 @@ struct PushFanOutTests {
         }
     }
 
+    @Test("a large fan-out is read and sent in pages of the batch size", arguments: Engine.available)
+    func largeFanOutGoesInPages(_ engine: Engine) async throws {
+        try await Self.withStores(engine) { stores, _ in
+            try await APNsFixture.run(standIn: { $0.record = false }) { standIn, apns in
+                try await Self.registerAndPublish(stores[0], devices: 250)
+                let pass = await Self.worker(stores[0], apns, batchSize: 100).runPass()
+                #expect(pass.batches == 3 && pass.sent == 250 && pass.errors == 0, "\(pass)")
+                let answered = standIn.snapshot().answered
+                #expect(answered.count == 250 && answered.values.allSatisfy { $0 == 1 })
+            }
+        }
+    }
+
     @Test("a claimed batch is not sent again after its worker died: at most once", arguments: Engine.available)
     func claimedBatchIsNotResent(_ engine: Engine) async throws {
         try await Self.withStores(engine) { stores, _ in
