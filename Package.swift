@@ -148,7 +148,7 @@ let package = Package(
         .target(
             name: "KioskPurchases",
             dependencies: [
-                "KioskModels", "KioskIntegers", "KioskGoogleAuth",
+                "KioskModels", "KioskIntegers", "KioskGoogleAuth", "KioskFiles",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),

@@ -201,3 +201,13 @@ static inline int kiosk_limit_malloc_arenas(int arenas) {
     return mallopt(M_ARENA_MAX, arenas);
 }
 #endif
+
+// Lowers the calling thread's scheduling priority to `nice` (Linux: a thread is a task with a nice value of
+// its own). Only ever raised in number: an unprivileged process may not undo it. 0 on success.
+static inline int kiosk_lower_thread_priority(int nice) {
+    id_t thread = (id_t)syscall(SYS_gettid);
+    errno = 0;
+    int current = getpriority(PRIO_PROCESS, thread);
+    if (errno == 0 && current >= nice) return 0;   // already as low: never raised, even for root
+    return setpriority(PRIO_PROCESS, thread, nice);
+}

@@ -63,6 +63,12 @@ extension KioskConfiguration {
             throw fail("limits.searches_per_minute", "must be 0 (no limit) to 1000000")
         }
         guard (1...1_000_000).contains(limits.searchBurst) else { throw fail("limits.search_burst", "must be 1 to 1000000") }
+        guard (0...1_000_000).contains(limits.purchaseChecksPerMinute) else {
+            throw fail("limits.purchase_checks_per_minute", "must be 0 (no limit) to 1000000")
+        }
+        guard (1...1_000_000).contains(limits.purchaseCheckBurst) else {
+            throw fail("limits.purchase_check_burst", "must be 1 to 1000000")
+        }
         for (key, value) in [("pdf.small_image", pdf.smallImage), ("pdf.large_image", pdf.largeImage)]
             where PDF.pixels(value) == nil {
             throw fail(key, "must be WIDTHxHEIGHT in pixels, each 16-10000, e.g. 1200x1600; got \"\(value)\"")

@@ -167,6 +167,7 @@ package struct KioskConfiguration: Codable, Sendable, Equatable {
             case databaseBusyTimeoutSeconds = "database_busy_timeout_seconds"
             case answerCacheBytes = "answer_cache_bytes"
             case searchesPerMinute = "searches_per_minute", searchBurst = "search_burst"
+            case purchaseChecksPerMinute = "purchase_checks_per_minute", purchaseCheckBurst = "purchase_check_burst"
         }
 
         package var maxBodyBytes = 1 << 20
@@ -176,9 +177,13 @@ package struct KioskConfiguration: Codable, Sendable, Equatable {
         /// reads of `getEdicio` (`CatalogueMemo`, a quarter); 0: none kept.
         package var answerCacheBytes = 64 << 20
         /// Searches (`cercar`, the web kiosk's search) one client may make a minute after `searchBurst`
-        /// at once (`SearchBudget`); 0: no limit. A reload starts every client's budget afresh.
+        /// at once (`ClientBudget`); 0: no limit. A reload starts every client's budget afresh.
         package var searchesPerMinute = 60
         package var searchBurst = 20
+        /// Purchases (`registrarCompra`, each of `restaurarCompres`) one client may have verified a minute after
+        /// `purchaseCheckBurst` at once (`ClientBudget`); 0: no limit.
+        package var purchaseChecksPerMinute = 30
+        package var purchaseCheckBurst = 40
     }
 
     /// Publishing from PDFs alone: the images made of each page and the limits every tool runs under.

@@ -1,3 +1,4 @@
+import CSystemCalls
 import NIOCore
 import NIOPosix
 
@@ -13,10 +14,16 @@ public struct BlockingExecutor: Sendable {
     private let pool: NIOThreadPool
     /// How many jobs run at once.
     public let threads: Int
+    /// The nice value of the pool's threads (0: the process's own). A higher one lets the threads serving
+    /// requests take a processor first whenever both want one: for work that may wait, such as a storm of
+    /// store notifications.
+    public let niceness: Int32
 
-    /// A new pool of `threads` threads, started now and kept for the life of the process.
-    public init(threads: Int) {
+    /// A new pool of `threads` threads, started now and kept for the life of the process; `niceness` above 0
+    /// lowers their priority (each thread lowers its own before its first job).
+    public init(threads: Int, niceness: Int32 = 0) {
         self.threads = threads
+        self.niceness = max(0, min(niceness, 19))
         pool = NIOThreadPool(numberOfThreads: threads)
         pool.start()
     }
@@ -27,6 +34,11 @@ public struct BlockingExecutor: Sendable {
 
     /// Runs `work` on one of the pool's threads and returns its result.
     public func run<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-        try await pool.runIfActive(work)
+        guard niceness > 0 else { return try await pool.runIfActive(work) }
+        return try await pool.runIfActive { [niceness] in
+            // Once per thread would do; a system call per job costs nothing beside work worth lowering.
+            _ = kiosk_lower_thread_priority(niceness)
+            return try work()
+        }
     }
 }

@@ -79,7 +79,7 @@ public struct KioskHTTPError: HTTPResponseError {
         case .notEntitled, .invalidIdentity, .wrongCredentials, .tooManySignInAttempts: .forbidden
         case .unknownApp, .editionNotOffered, .noPublishedIssue: .notFound
         case .invalidArgument: .badRequest
-        case .tooManySearches: .tooManyRequests
+        case .tooManySearches, .tooManyPurchaseChecks: .tooManyRequests
         }
     }
 

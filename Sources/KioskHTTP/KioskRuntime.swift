@@ -38,9 +38,22 @@ package struct ConsoleServices: Sendable {
     package let database: any KioskDatabase
     /// The set-up link of the first operator (kept across reloads by whoever makes the runtimes).
     package let firstOperator: FirstOperatorSetup
-    package init(sessions: WebSessions, database: any KioskDatabase, firstOperator: FirstOperatorSetup = FirstOperatorSetup()) {
-        self.sessions = sessions; self.database = database; self.firstOperator = firstOperator
+    /// Secrets and destination checks for the webhooks page.
+    package let webhooks: any WebhookTools
+    package init(sessions: WebSessions, database: any KioskDatabase, firstOperator: FirstOperatorSetup = FirstOperatorSetup(),
+                 webhooks: any WebhookTools) {
+        self.sessions = sessions; self.database = database; self.firstOperator = firstOperator; self.webhooks = webhooks
     }
+}
+
+/// What the console's webhooks page needs of the sending half (`KioskWebhooks`, which this target does not
+/// depend on); the wiring gives it.
+package protocol WebhookTools: Sendable {
+    /// A new signing secret, `whsec_…`.
+    func newSecret() -> String
+    /// Why `url` may not be a destination, `allowHosts` allowed by name: its form and its host's name, without
+    /// looking the name up. Nil when it may.
+    func destinationProblem(_ url: String, allowHosts: [String]) -> String?
 }
 
 /// The runtime in force; requests read it once, reloads swap it.

@@ -103,10 +103,17 @@ public enum Base64URL {
 
     /// Decodes unpadded base64url; nil for any other character or an impossible length.
     public static func decode(_ text: some StringProtocol) -> [UInt8]? {
+        var utf8 = String(text)
+        return utf8.withUTF8 { decode(bytes: $0) }
+    }
+
+    /// Decodes unpadded base64url ASCII; nil for any other byte or an impossible length.
+    public static func decode(bytes text: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
         var output = [UInt8]()
+        output.reserveCapacity(text.count * 3 / 4)
         var buffer: UInt32 = 0
         var bits = 0
-        for byte in text.utf8 {
+        for byte in text {
             let value: UInt8
             switch byte {
             case UInt8(ascii: "A")...UInt8(ascii: "Z"): value = byte - UInt8(ascii: "A")

@@ -14,8 +14,10 @@ public enum KioskError: Error, Sendable, Hashable {
     case wrongCredentials
     /// Fault 7.
     case tooManySignInAttempts(retryAfterSeconds: Int)
-    /// Fault 11: this client used its search budget (`SearchBudget`).
+    /// Fault 11: this client used its search budget (`ClientBudget`).
     case tooManySearches(retryAfterSeconds: Int)
+    /// Fault 11: this client used its budget of purchase checks (`ClientBudget`).
+    case tooManyPurchaseChecks(retryAfterSeconds: Int)
     /// A request the rules cannot serve, e.g. an unknown `seccioQ` (a parameter fault, -32602).
     case invalidArgument(parameter: String, problem: String)
 }

@@ -10,7 +10,9 @@ public struct KioskService: Sendable {
     /// The catalogue reads `getEdicio` makes, kept under the catalogue version.
     public let catalogueMemo: CatalogueMemo
     /// How often each client (`RequestClient.address`) may search.
-    public let searchBudget: SearchBudget
+    public let searchBudget: ClientBudget
+    /// How many purchases each client may have verified (`registrarCompra`, `restaurarCompres`).
+    public let purchaseCheckBudget: ClientBudget
     /// Hears what the rules decide (demos, downloads, sightings, purchases).
     public let observer: any KioskServiceObserver
     /// Checks what apps and stores send about purchases (`KioskPurchases`).
@@ -20,12 +22,14 @@ public struct KioskService: Sendable {
 
     public init(store: any KioskStore, identityKeys: IdentityKeyIssuer, passwords: any PasswordHasher,
                 signInPolicy: SignInPolicy, clock: any KioskClock = SystemClock(), catalogueMemo: CatalogueMemo = CatalogueMemo(byteLimit: 0),
-                searchBudget: SearchBudget = .unlimited, observer: any KioskServiceObserver = UnobservedKioskService(),
-                stores: any StoreVerifying = NoStores(), anonymousDeviceLimit: Int = 5) {
+                searchBudget: ClientBudget = .unlimited, observer: any KioskServiceObserver = UnobservedKioskService(),
+                stores: any StoreVerifying = NoStores(), anonymousDeviceLimit: Int = 5,
+                purchaseCheckBudget: ClientBudget = .unlimited) {
         self.store = store; self.identityKeys = identityKeys; self.passwords = passwords
         self.signInPolicy = signInPolicy; self.clock = clock
         self.catalogueMemo = catalogueMemo; self.searchBudget = searchBudget; self.observer = observer
         self.stores = stores; self.anonymousDeviceLimit = anonymousDeviceLimit
+        self.purchaseCheckBudget = purchaseCheckBudget
     }
 
     // MARK: Catalogue

@@ -133,13 +133,7 @@ public struct StoreChecks: StoreVerifying {
             }
             let purchase = try await Self.asking { try await api.product(productID, token: token) }
             remember(purchase, appKey: appKey, token: token)
-            if let answered = purchase.productID, !answered.isEmpty, answered != productID {
-                throw PurchaseError.unverifiable("Google Play says this purchase is of \(answered), not \(productID)")
-            }
-            if let quantity = purchase.quantity, quantity > 1 {
-                throw PurchaseError.unverifiable("Google Play reports \(quantity) bought at once; Kiosk sells one at a time "
-                                                 + "(keep multi-quantity off for this product in the Play Console)")
-            }
+            try Self.checkOneTime(purchase, productID: productID)
             switch Self.facts(purchase, token: token, productID: productID, now: clock()) {
             case .facts(let facts): return try accepted(facts, appKey: appKey)
             case .pending: throw PurchaseError.unverifiable("the purchase is pending payment")
@@ -283,15 +277,30 @@ public struct StoreChecks: StoreVerifying {
             remember(purchase, appKey: appKey, token: product.purchaseToken)
             var facts: StoreFacts?
             // Pending, or a state not known here: nothing to apply yet; Google notifies again when it settles.
-            if case .facts(let known) = Self.facts(purchase, token: product.purchaseToken, productID: product.sku, now: clock()) {
+            // A purchase registration would refuse (a tester's where the app takes none, several at once, another
+            // product) is recorded and changes nothing.
+            if case .facts(let known) = Self.facts(purchase, token: product.purchaseToken, productID: product.sku, now: clock()),
+               (try? Self.checkOneTime(purchase, productID: product.sku)) != nil {
                 facts = try? accepted(known, appKey: appKey)
             }
             return StoreNotice(store: .google, id: message.messageID, type: Self.name(of: product.type), facts: facts)
 
         case .voidedPurchase(let voided):
-            // The order Google took back. The notification names neither the product nor the environment.
+            // The order Google took back, once Google's own list of voided purchases says so: the push's bearer
+            // vouches for who sent it, not for what it says. The notification names neither the product nor
+            // the environment.
+            let since = eventTime.addingTimeInterval(-Self.voidedListingSlack)
+            let listed = try await Self.asking {
+                try await api.voidedPurchase(token: voided.purchaseToken, orderID: voided.orderID, since: since, now: clock())
+            }
+            guard let listed else {
+                throw PurchaseError.unverifiable(
+                    "Google Play lists no voided purchase with this token and order \(voided.orderID.prefix(64)): "
+                        + "the notification is not applied (Pub/Sub will deliver it again)")
+            }
+            let voidedAt = listed.voidedTime ?? eventTime
             let payment = StorePayment(
-                id: voided.orderID, paidAt: Self.seconds(eventTime), revoked: true, signedAt: Self.milliseconds(eventTime))
+                id: voided.orderID, paidAt: Self.seconds(voidedAt), revoked: true, signedAt: Self.milliseconds(voidedAt))
             let facts = StoreFacts(store: .google, originalID: voided.purchaseToken, storeProductID: "", environment: "", payment: payment)
             let subtype: String =
                 switch voided.refundType {
@@ -309,6 +318,20 @@ public struct StoreChecks: StoreVerifying {
             return StoreNotice(store: .google, id: message.messageID, type: name.isEmpty ? "UNKNOWN_NOTIFICATION" : name, facts: nil)
         }
     }
+
+    /// Refuses a one-time purchase Google describes as another product's, or as several bought at once.
+    static func checkOneTime(_ purchase: GoogleProductPurchase, productID: String) throws(PurchaseError) {
+        if let answered = purchase.productID, !answered.isEmpty, answered != productID {
+            throw .unverifiable("Google Play says this purchase is of \(answered), not \(productID)")
+        }
+        if let quantity = purchase.quantity, quantity > 1 {
+            throw .unverifiable("Google Play reports \(quantity) bought at once; Kiosk sells one at a time "
+                                + "(keep multi-quantity off for this product in the Play Console)")
+        }
+    }
+
+    /// How long before a voided notification's event time its purchase is looked for in Google's list.
+    static let voidedListingSlack: TimeInterval = 86_400
 
     /// A subscription as Google describes it now, in Kiosk's terms, signed `now`.
     ///

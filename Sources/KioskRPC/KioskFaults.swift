@@ -21,6 +21,8 @@ extension KioskError: XMLRPCFaultConvertible {
             XMLRPCFault(code: 7, message: "too many failed sign-ins; try again in \(max(1, seconds / 60)) minutes")
         case .tooManySearches(let seconds):
             XMLRPCFault(code: 11, message: "too many searches from this address; try again in \(seconds) seconds")
+        case .tooManyPurchaseChecks(let seconds):
+            XMLRPCFault(code: 11, message: "too many purchases to verify from this address; try again in \(seconds) seconds")
         case .invalidArgument(let parameter, let problem):
             .invalidParameter(parameter, problem)
         }

@@ -82,9 +82,6 @@ public enum PurchaseMethods {
         guard case .array(let items)? = params.value(4) else {
             throw XMLRPCFault.invalidParameter("compres", "expected an array of purchases")
         }
-        guard items.count <= KioskService.restoreLimit else {
-            throw XMLRPCFault.invalidParameter("compres", "at most \(KioskService.restoreLimit) purchases at once")
-        }
         let evidence = try items.map { try purchaseEvidence($0, store: store, name: "compres") }
         let (registration, restored) = try await env.service.restorePurchases(
             appKey: try params.string(0, "app_key"), deviceKey: try params.string(1, "disp_key"),

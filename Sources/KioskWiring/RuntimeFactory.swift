@@ -37,9 +37,11 @@ struct RuntimeFactory: Sendable {
             signInPolicy: SignInPolicy(maxFailures: configuration.signIn.maxFailures,
                                        windowSeconds: configuration.signIn.windowSeconds),
             clock: clock, catalogueMemo: CatalogueMemo(byteLimit: configuration.limits.answerCacheBytes / 4, observer: metrics),
-            searchBudget: SearchBudget(burst: configuration.limits.searchBurst, perMinute: configuration.limits.searchesPerMinute),
+            searchBudget: ClientBudget(burst: configuration.limits.searchBurst, perMinute: configuration.limits.searchesPerMinute),
             observer: metrics ?? UnobservedKioskService(),
-            stores: try storeWiring.checks(configuration), anonymousDeviceLimit: configuration.stores.anonymousDeviceLimit)
+            stores: try storeWiring.checks(configuration), anonymousDeviceLimit: configuration.stores.anonymousDeviceLimit,
+            purchaseCheckBudget: ClientBudget(burst: configuration.limits.purchaseCheckBurst,
+                                              perMinute: configuration.limits.purchaseChecksPerMinute))
         let links = editions.links(configuration, secrets: secrets)
         var delivery = FileDelivery(directory: editions.directory, links: links)
         delivery.clock = clock
@@ -75,6 +77,6 @@ struct RuntimeFactory: Sendable {
                 sessions: WebSessions(cookieName: "kiosk_operator", path: "/admin", secret: secrets.consoleSessionKey,
                                       lifetimeSeconds: configuration.consoleSessionLifetimeSeconds, secure: configuration.servesTLS,
                                       sameSite: .strict),
-                database: store, firstOperator: firstOperator))
+                database: store, firstOperator: firstOperator, webhooks: WebhookWiring.ConsoleTools()))
     }
 }

@@ -52,6 +52,18 @@ package enum WebhookWiring {
     }
 }
 
+extension WebhookWiring {
+    /// The console's secrets and destination checks, from `KioskWebhooks`.
+    package struct ConsoleTools: WebhookTools {
+        package init() {}
+        package func newSecret() -> String { WebhookSecret.generate().text }
+        package func destinationProblem(_ url: String, allowHosts: [String]) -> String? {
+            do throws(DestinationRefused) { _ = try DestinationPolicy(allowHosts: allowHosts).checkForm(url) } catch { return error.reason }
+            return nil
+        }
+    }
+}
+
 /// The worker's tries and backlog in `/metrics`.
 struct MetricsWebhookObserver: WebhookObserver {
     let metrics: KioskMetrics

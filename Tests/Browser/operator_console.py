@@ -117,6 +117,18 @@ try:
     report["purchase_state"] = driver.find_element(By.ID, "state").text
     driver.save_screenshot(f"{shots}/console-purchase.png")
 
+    # A webhook endpoint: its secret shown once, then only that one is set.
+    navigating(driver.find_element(By.LINK_TEXT, "Webhooks"))
+    set_value("w-name", "Redacció")
+    set_value("w-url", "https://hooks.example.com/kiosk")
+    driver.find_element(By.NAME, "type_issue.published").click()
+    navigating(driver.find_element(By.ID, "w-url").find_element(By.XPATH, "./ancestor::form").find_element(By.CSS_SELECTOR, "button[type=submit]"))
+    report["webhook_secret"] = driver.find_element(By.ID, "secret-value").text
+    driver.save_screenshot(f"{shots}/console-webhooks.png")
+    navigating(driver.find_element(By.LINK_TEXT, "Webhooks"))
+    report["webhook_types"] = driver.find_element(By.CSS_SELECTOR, "tr.webhook .types").text
+    report["webhook_secret_again"] = report["webhook_secret"] in driver.page_source
+
     # The audit log shows every change.
     navigating(driver.find_element(By.LINK_TEXT, "Registre de canvis"))
     report["audit"] = [row.find_elements(By.TAG_NAME, "td")[2].text for row in driver.find_elements(By.CSS_SELECTOR, "tbody tr")]

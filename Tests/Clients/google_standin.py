@@ -28,7 +28,8 @@
   (counts and recorded calls), {"op": "mint", "claims", "key", "kid", "alg"} (an OIDC token signed as asked),
   {"op": "publish", "kid"} (publish another test key in the JWKS), {"op": "put", "kind": "subscription" or
   "product", "token", "productId" (products only), "purchase"} (add or replace a purchase, as Google's own state
-  changes after a refund; answers {}).
+  changes after a refund; answers {}), {"op": "void", "purchaseToken", "orderId", "productType" (1 subscription, 2
+  one-time), "voidedTimeMillis" (default now), "refundType"} (Google lists it as voided; answers {}).
 
 HTTPS only, as Google serves: on start it makes a test certificate authority (DIR/ca.pem), a server certificate
 for 127.0.0.1 (an IP subjectAltName, serverAuth) signed by it, and another authority that signed nothing
@@ -197,6 +198,7 @@ class State:
         self.package_name = seeded.get("packageName", args.package_name)
         self.subscriptions = seeded.get("subscriptions", {})
         self.products = seeded.get("products", {})
+        self.voided = seeded.get("voided", [])
         self.fcm = seeded.get("fcm", {})
         self.fcm_retry = {token: dict(plan) for token, plan in self.fcm.get("retry", {}).items()}
         self.fcm_messages = []
@@ -263,6 +265,21 @@ class State:
                     self.products.setdefault(request["productId"], {})[request["token"]] = request["purchase"]
                 else:
                     raise ValueError("unknown kind " + str(request["kind"]))
+            return {}
+        if op == "void":
+            entry = {
+                "kind": "androidpublisher#voidedPurchase",
+                "purchaseToken": request["purchaseToken"],
+                "orderId": request["orderId"],
+                "purchaseTimeMillis": str(request.get("purchaseTimeMillis", int(time.time() * 1000) - 86_400_000)),
+                "voidedTimeMillis": str(request.get("voidedTimeMillis", int(time.time() * 1000))),
+                "voidedSource": request.get("voidedSource", 0),
+                "voidedReason": request.get("voidedReason", 1),
+                "refundType": request.get("refundType", 1),
+                "_productType": request.get("productType", 2),
+            }
+            with self.lock:
+                self.voided.append(entry)
             return {}
         raise ValueError("unknown command " + op)
 
@@ -345,7 +362,7 @@ class Handler(BaseHTTPRequestHandler):
                 self.state.jwks_requests += 1
                 return 200, self.state.jwks()
         if path.startswith(API_PREFIX):
-            return self.api(method, path[len(API_PREFIX):])
+            return self.api(method, path[len(API_PREFIX):], urllib.parse.parse_qs(urllib.parse.urlsplit(self.path).query))
         if method == "POST" and path.startswith(FCM_PREFIX) and path.endswith("/messages:send"):
             return self.fcm_send(path[len(FCM_PREFIX):-len("/messages:send")], body)
         return 404, {"error": "no such endpoint"}
@@ -399,7 +416,7 @@ class Handler(BaseHTTPRequestHandler):
 
     # The Play Developer API.
 
-    def api(self, method, rest):
+    def api(self, method, rest, query):
         state = self.state
         raw = rest.split("/")
         action = None
@@ -419,6 +436,8 @@ class Handler(BaseHTTPRequestHandler):
         if len(segments) < 2 or segments[0] != state.package_name or segments[1] != "purchases":
             return 404, google_error(404, "applicationNotFound", "No application was found for the given package name.")
         route = segments[2:]
+        if method == "GET" and route == ["voidedpurchases"] and action is None:
+            return self.voided_list(query)
         with state.lock:
             if method == "GET" and len(route) == 3 and route[0] == "subscriptionsv2" and route[1] == "tokens":
                 return self.answer(state.subscriptions.get(route[2]))
@@ -519,6 +538,31 @@ class Handler(BaseHTTPRequestHandler):
         if len(json.dumps({"notification": notification, "data": data}).encode()) > 4096:
             return "message", "Message is too big"
         return None
+
+    def voided_list(self, query):
+        def one(name, default):
+            values = query.get(name)
+            return values[-1] if values else default
+        now = int(time.time() * 1000)
+        try:
+            start = int(one("startTime", now - 30 * 86_400_000))
+            kind = int(one("type", 0))
+            size = int(one("maxResults", 1000))
+            offset = int(one("token", "0") or "0")
+        except ValueError:
+            return 400, google_error(400, "invalid", "Invalid value.")
+        if start < now - 30 * 86_400_000 - 60_000 or kind not in (0, 1) or not 1 <= size <= 1000 or offset < 0:
+            return 400, google_error(400, "invalid", "Invalid value.")
+        with self.state.lock:
+            listed = [v for v in self.state.voided
+                      if int(v["voidedTimeMillis"]) >= start and (kind == 1 or v["_productType"] == 2)]
+        listed.sort(key=lambda v: int(v["voidedTimeMillis"]))
+        page = [{k: v for k, v in entry.items() if not k.startswith("_")} for entry in listed[offset:offset + size]]
+        body = {"voidedPurchases": page} if page else {}
+        body["pageInfo"] = {"totalResults": len(listed), "resultPerPage": size, "startIndex": offset}
+        if offset + size < len(listed):
+            body["tokenPagination"] = {"nextPageToken": str(offset + size)}
+        return 200, body
 
     @staticmethod
     def answer(purchase):

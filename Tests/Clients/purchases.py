@@ -383,6 +383,10 @@ class GoogleStandIn:
     def put_product(self, product_id, token, purchase):
         self.command({"op": "put", "kind": "product", "productId": product_id, "token": token, "purchase": purchase})
 
+    def void(self, token, order, product_type):
+        """Google takes the purchase back: its Voided Purchases API lists it from now on."""
+        self.command({"op": "void", "purchaseToken": token, "orderId": order, "productType": product_type})
+
     def stop(self):
         if self.process.poll() is None:
             try:
@@ -471,11 +475,11 @@ class Kiosk:
         with open(os.path.join(ROOT, "Config", "kiosk.yaml")) as f:
             text = f.read()
         for name, value in (("database", self.database), ("editions", self.editions),
-                            ("samples", os.path.join(ROOT, "Samples"))):
+                            ("samples", os.path.join(ROOT, "Samples")), ("purchase_checks_per_minute", 0)):
             text, count = re.subn(rf"(?m)^(\s*){name}: .*$", lambda m: f"{m.group(1)}{name}: {json.dumps(value)}", text,
                                   count=1)
             if count != 1:
-                raise SetupError(f"Config/kiosk.yaml no longer has server.{name}: update purchases.py")
+                raise SetupError(f"Config/kiosk.yaml no longer has {name}: update purchases.py")
         stores = {
             "anonymous_device_limit": DEVICE_LIMIT,
             "apple": {"root_certificates": [apple_root]},
@@ -1424,6 +1428,10 @@ class Driver:
         other_package = dict(voided, packageName="cat.other.app")
         google_answers["another package"] = answer = self.post_google(0, other_package)
         s.expect(answer[0] == 400, f"a push for another package answered {answer}, expected HTTP 400")
+        # A genuine bearer replayed with a voided notice Google does not list: Google is asked, nothing changes.
+        google_answers["a voided purchase Google does not list"] = answer = self.post_google(0, voided)
+        s.expect(answer[0] == 400 and "lists no voided purchase" in answer[1],
+                 f"a push voiding a purchase Google does not list answered {answer}, expected HTTP 400")
         self.expect_access(s, device, {I2: True, I1A: True}, "after the refused pushes")
         registered = device.buy("google", {"producte": PACK, "token": gtoken})
         if self.expect_ok(s, registered, "the Google pack registered again"):
@@ -1556,6 +1564,7 @@ class Driver:
         s.expect(len(acknowledged) == 1, f"the subscription was acknowledged {len(acknowledged)} times, expected once")
         voided = developer_notification("voidedPurchaseNotification", {
             "purchaseToken": token, "orderId": order, "productType": 1, "refundType": 1})
+        self.google.void(token, order, 1)
         answer = self.post_google(1, voided)
         s.expect(answer == (200, "applied"), f"voidedPurchaseNotification answered {answer}, expected 200 applied")
         self.expect_access(s, android, {I1A: False, I1B: False, I2: False}, "the voided subscription")

@@ -4,14 +4,19 @@
 
 - POST /answer/STATUS answers STATUS. Query parameters: `retry_after=V` adds `Retry-After: V`;
   `location=URL` adds `Location: URL` (for 3xx); `body_bytes=N` answers a body of N bytes (`x` repeated;
-  otherwise a short text).
+  otherwise a short text); `delay=S` waits S seconds (a float) before answering: a slow endpoint that
+  still answers, so that tries are in flight for a while. Other parameters are ignored (and recorded):
+  several endpoints can share the receiver, each with its own query, e.g. `?endpoint=slow`.
 - POST /hang records the delivery, then answers nothing for `seconds` (query, default 60) and closes.
 - Anything else: 404.
 
 Each POST is recorded, verified once per secret given with --secret (in order): "verified" lists the
 indexes of the secrets that verify it; "errors" the library's message for each that does not. Also kept:
-path, the webhook-id, webhook-timestamp and webhook-signature headers, host, user-agent, content-type,
-the body, and the time it arrived (Unix seconds, float).
+path, query, the webhook-id, webhook-timestamp and webhook-signature headers, host, user-agent,
+content-type, the body, the time it arrived (Unix seconds, float), and for /answer the time its answer was
+written ("answered"; null until then) or why writing it failed ("answer_error", e.g. the sender closed the
+connection or was killed meanwhile; the time is then in "answered" too). A delivery's time span at the
+receiver is [arrived, answered].
 
 Test commands, one JSON object a line on stdin, each answered by one JSON line on stdout:
 {"op": "state"} answers {"deliveries": [...], "errors": [...]}.
@@ -88,6 +93,8 @@ class Handler(BaseHTTPRequestHandler):
             "arrived": arrived,
             "verified": verified,
             "errors": errors,
+            "answered": None,
+            "answer_error": None,
         }
         with LOCK:
             DELIVERIES.append(record)
@@ -110,7 +117,19 @@ class Handler(BaseHTTPRequestHandler):
             payload = b"x" * int(query["body_bytes"])
         else:
             payload = ("answered %d\n" % status).encode()
-        self.answer(status, payload, extra)
+        if "delay" in query:
+            time.sleep(float(query["delay"]))
+        failure = None
+        try:
+            self.answer(status, payload, extra)
+            self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError) as error:
+            # The sender gave up or died while this answer waited: recorded, not a handler error.
+            failure = "%s: %s" % (type(error).__name__, error)
+            self.close_connection = True
+        with LOCK:
+            record["answered"] = time.time()
+            record["answer_error"] = failure
 
     def answer(self, status, payload, extra):
         self.send_response(status)

@@ -37,13 +37,14 @@ import Testing
         let fixture: ServiceFixture
         let stores = Scripted()
         let service: KioskService
-        init() async throws {
+        init(purchaseCheckBudget: ClientBudget = .unlimited) async throws {
             fixture = try await ServiceFixture.sqlite()
             var catalogue = SampleCatalogue.catalogue
             catalogue.products = PurchaseUseCaseTests.products
             try await fixture.store.syncCatalogue(catalogue, dryRun: false)
             service = KioskService(store: fixture.store, identityKeys: fixture.identityKeys, passwords: fixture.passwords,
-                                   signInPolicy: SignInPolicy(), clock: fixture.clock, stores: stores, anonymousDeviceLimit: 2)
+                                   signInPolicy: SignInPolicy(), clock: fixture.clock, stores: stores, anonymousDeviceLimit: 2,
+                                   purchaseCheckBudget: purchaseCheckBudget)
         }
 
         /// An anonymous identity on `device`, or the reader's when credentials are given.
@@ -173,6 +174,33 @@ import Testing
         #expect(held?.holder == .reader(userID: reader.userID))
         let elsewhere = try await setup.identity("d7", "bernat", "pw")
         #expect(try await setup.opens(elsewhere, 1, "2025-05-29"))
+    }
+
+    @Test func eachClientHasABudgetOfPurchaseChecksAndARestoreIsBounded() async throws {
+        let setup = try await Setup(purchaseCheckBudget: ClientBudget(burst: 3, perMinute: 1))
+        let device = try await setup.identity("d1")
+        let evidence = (0..<4).map { setup.vouch("sub\($0)", product: "cat.quiosc.mensual") }
+        let tooMany = Array(repeating: evidence[0], count: KioskService.restoreLimit + 1)
+        await #expect(throws: KioskError.invalidArgument(parameter: "compres", problem: "21 purchases sent; at most 20 a call: send the rest in another")) {
+            try await RequestClient.$address.withValue("192.0.2.7") {
+                try await setup.service.restorePurchases(appKey: "quiosc", deviceKey: "d1", identityKey: device.key, evidence: tooMany)
+            }
+        }
+        // The refused call verified nothing: the whole burst is left, then the fourth check of the minute is refused.
+        await #expect(throws: KioskError.tooManyPurchaseChecks(retryAfterSeconds: 60)) {
+            try await RequestClient.$address.withValue("192.0.2.7") {
+                try await setup.service.restorePurchases(appKey: "quiosc", deviceKey: "d1", identityKey: device.key, evidence: evidence)
+            }
+        }
+        let held = try await setup.fixture.store.purchases(appKey: "quiosc", userID: 0, deviceKey: "d1")
+        #expect(held.count == 3, "the three checked within the burst were registered")
+        // Another client's budget is its own; outside a request nothing is limited.
+        let other = try await setup.identity("d2")
+        _ = try await RequestClient.$address.withValue("192.0.2.8") {
+            try await setup.service.registerPurchase(appKey: "quiosc", deviceKey: "d2", identityKey: other.key,
+                                                     evidence: setup.vouch("sub9", product: "cat.quiosc.mensual"), issue: nil)
+        }
+        _ = try await setup.service.registerPurchase(appKey: "quiosc", deviceKey: "d1", identityKey: device.key, evidence: evidence[3], issue: nil)
     }
 
     @Test func notificationsAreAppliedOnceInAnyOrder() async throws {

@@ -672,15 +672,37 @@ struct StoreChecksGoogleTests {
             // Pending: nothing to apply yet.
             let pending = try await notice("oneTimeProductNotification", ["notificationType": 1, "purchaseToken": "tok-pending", "sku": "issue"])
             #expect(pending.facts == nil)
+            // Three bought at once, which registration refuses: recorded, nothing to apply.
+            let three = try await notice("oneTimeProductNotification", ["notificationType": 1, "purchaseToken": "tok-three", "sku": "issue"])
+            #expect(three.type == "ONE_TIME_PRODUCT_PURCHASED")
+            #expect(three.facts == nil)
 
-            let voided = try await notice("voidedPurchaseNotification", [
+            // A voided notice is applied only once Google's Voided Purchases API lists the purchase and its order.
+            let voidedMillis = Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)) - 5_000
+            let voidedBody: [String: Any] = [
                 "purchaseToken": "tok-issue", "orderId": "GPA.1234-5678-9012-34567", "productType": 2, "refundType": 1,
-            ])
+            ]
+            func voidedNotice() async throws -> StoreNotice {
+                try await checks.notice(store: .google, appKey: Self.appKey,
+                                        body: try Self.push("voidedPurchaseNotification", voidedBody, millis: String(voidedMillis + 2_000)),
+                                        authorization: bearer)
+            }
+            let unlisted = await storeError { try await voidedNotice() }
+            #expect(unlisted?.unverifiableReason?.contains("lists no voided purchase") == true, "\(String(describing: unlisted))")
+            _ = try await standIn.command(["op": "void", "purchaseToken": "tok-issue", "orderId": "GPA.other-order",
+                                           "productType": 2, "voidedTimeMillis": voidedMillis])
+            let otherOrder = await storeError { try await voidedNotice() }
+            #expect(otherOrder?.unverifiableReason?.contains("lists no voided purchase") == true, "\(String(describing: otherOrder))")
+            _ = try await standIn.command(["op": "void", "purchaseToken": "tok-issue", "orderId": "GPA.1234-5678-9012-34567",
+                                           "productType": 2, "voidedTimeMillis": voidedMillis])
+            let voided = try await voidedNotice()
             #expect(voided.type == "VOIDED_PURCHASE")
             #expect(voided.subtype == "REFUND_TYPE_FULL_REFUND")
             #expect(voided.facts == StoreFacts(
                 store: .google, originalID: "tok-issue", storeProductID: "", environment: "",
-                payment: StorePayment(id: "GPA.1234-5678-9012-34567", paidAt: 1_795_000_000, revoked: true, signedAt: 1_795_000_000_123)))
+                payment: StorePayment(id: "GPA.1234-5678-9012-34567", paidAt: voidedMillis / 1000, revoked: true, signedAt: voidedMillis)))
+            let listCalls = try await standIn.state().apiCalls.filter { $0.segments.last == "voidedpurchases" }
+            #expect(listCalls.count == 3)
 
             // Applied after the purchase, the voided order revokes it; the purchase fetched again later does not
             // undo a one-time product's refund (Google then says canceled).

@@ -8,7 +8,7 @@ import Testing
 
 /// The operator console in a real browser (`Tests/Browser/operator_console.py`): two instances of the real
 /// binary on one database; what an operator changes on one, a reader app gets from the other at once; a
-/// store purchase found on the purchases page and revoked by hand.
+/// store purchase found on the purchases page and revoked by hand; a webhook endpoint added, its secret shown once.
 /// Skipped like `ReaderWebKioskBrowserTests` when the browser is missing, unless `KIOSK_REQUIRE_BROWSER=1`.
 @Suite struct ConsoleBrowserTests {
     @Test(.enabled(if: ReaderWebKioskBrowserTests.browserAvailable || ReaderWebKioskBrowserTests.required,
@@ -74,7 +74,11 @@ import Testing
         #expect(report["purchase_devices"] as? String == "browser-owner, browser-buyer")
         #expect(report["purchase_state"] as? String == "Revocada")
         #expect(try await store.purchase(appKey: "quiosc", store: .google, originalID: "browser.token")?.revokedByOperator == true)
-        #expect(report["audit"] as? [String] == ["purchase.revoke", "reader.subscribe", "reader.add", "issue.restore", "issue.withdraw",
+        let webhookSecret = try #require(report["webhook_secret"] as? String)
+        #expect(webhookSecret.hasPrefix("whsec_") && report["webhook_secret_again"] as? Bool == false, "shown once")
+        #expect(report["webhook_types"] as? String == "issue.published")
+        #expect(try await store.webhookEndpoints(owner: "marta").map(\.secrets) == [[webhookSecret]])
+        #expect(report["audit"] as? [String] == ["webhook.add", "purchase.revoke", "reader.subscribe", "reader.add", "issue.restore", "issue.withdraw",
                                                  "issue.publish", "app.quota"])
         #expect((report["page_bytes"] as? Int).map { $0 < 100_000 } == true)
     }

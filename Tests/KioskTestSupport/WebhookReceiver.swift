@@ -2,7 +2,7 @@ import Foundation
 
 /// `Tests/Clients/webhook_receiver.py` run for one test: an endpoint on loopback that verifies every
 /// delivery with the `standardwebhooks` PyPI package, once per secret it is given, and answers as the path
-/// says (`/answer/STATUS?retry_after=…&location=…&body_bytes=N`, `/hang?seconds=S`). Use it through `run`,
+/// says (`/answer/STATUS?retry_after=…&location=…&body_bytes=N&delay=S`, `/hang?seconds=S`). Use it through `run`,
 /// which stops it however the test ends and fails the test when a request handler raised.
 package final class WebhookReceiver: @unchecked Sendable {
     package let port: Int

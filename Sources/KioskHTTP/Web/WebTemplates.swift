@@ -11,7 +11,8 @@ package enum WebTemplates {
                          "console_layout": consoleLayout, "console_sign_in": consoleSignIn, "console_setup": consoleSetup, "console_dashboard": consoleDashboard,
                          "console_apps": consoleApps, "console_issues": consoleIssues, "console_issue": consoleIssue, "console_readers": consoleReaders,
                          "console_audit": consoleAudit, "console_accounts": consoleAccounts,
-                         "console_purchases": consolePurchases, "console_purchase": consolePurchase]
+                         "console_purchases": consolePurchases, "console_purchase": consolePurchase,
+                         "console_webhooks": consoleWebhooks, "console_webhook": consoleWebhook]
         for (name, text) in templates {
             // A template that does not parse is a programming error caught by the first test that renders it.
             do { try library.register(text, named: name) } catch { preconditionFailure("template \(name): \(error)") }

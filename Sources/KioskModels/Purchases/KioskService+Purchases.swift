@@ -78,15 +78,20 @@ extension KioskService {
                                  evidence: [PurchaseEvidence]) async throws -> (Registration, [HeldPurchase]) {
         try await requireApp(appKey)
         let identity = try await trustedIdentity(appKey: appKey, deviceKey: deviceKey, identityKey: identityKey)
+        guard evidence.count <= Self.restoreLimit else {
+            throw KioskError.invalidArgument(
+                parameter: "compres", problem: "\(evidence.count) purchases sent; at most \(Self.restoreLimit) a call: send the rest in another")
+        }
         var restored: [HeldPurchase] = []
         var firstRefusal: (any Error)?
-        for item in evidence.prefix(Self.restoreLimit) {
+        for item in evidence {
             do {
                 restored.append(try await register(item, issue: nil, identity: identity))
             } catch let error as PurchaseError {
                 if case .storeUnavailable = error { throw error }
                 firstRefusal = firstRefusal ?? error
             } catch let error as KioskError {
+                if case .tooManyPurchaseChecks = error { throw error }
                 firstRefusal = firstRefusal ?? error
             }
         }
@@ -94,8 +99,9 @@ extension KioskService {
         return (try await registration(of: identity), restored)
     }
 
-    /// At most this many purchases are restored by one call.
-    public static let restoreLimit = 200
+    /// At most this many purchases are restored by one call. StoreKit and Play Billing restore what is still
+    /// owned (subscriptions, unconsumed purchases), a handful for a reader.
+    public static let restoreLimit = 20
 
     /// `bescanviarCredit`: opens `issue` with one credit of the identity's oldest pack that has one left.
     /// An issue it may already open (a free line, a subscription, a purchase) costs nothing; the answer's
@@ -239,6 +245,9 @@ extension KioskService {
     /// Verifies, binds and stores one purchase; confirms it to its store once stored.
     private func register(_ evidence: PurchaseEvidence, issue: IssueRef?, identity: DeviceIdentity) async throws -> HeldPurchase {
         let appKey = identity.appKey
+        if let wait = purchaseCheckBudget.take(client: RequestClient.address, now: Double(clock.now)) {
+            throw KioskError.tooManyPurchaseChecks(retryAfterSeconds: wait)
+        }
         let products = try await store.storeProducts(appKey: appKey)
         var kind = ProductKind.subscription
         if case .google(let productID, _) = evidence {

@@ -25,14 +25,28 @@ struct AppleCompactJWS {
 
     /// `what` names the signed data in messages ("transaction", "notification").
     init(_ jws: String, what: String) throws(PurchaseVerificationError) {
-        let parts = jws.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3 else {
-            throw PurchaseVerificationError(
-                .malformed, "the \(what) is not a compact JWS: it has \(parts.count) dot-separated parts, not 3")
-        }
-        let headerPart = parts[0], payloadPart = parts[1], signaturePart = parts[2]
+        var text = jws
+        let parsed = text.withUTF8 { bytes in Result { () throws(PurchaseVerificationError) in try Self(utf8: bytes, what: what) } }
+        self = try parsed.get()
+    }
 
-        guard let headerBytes = Base64URL.decode(headerPart) else {
+    /// Parses the JWS's ASCII in place: the parts are found by their dots and decoded without copying.
+    private init(utf8 jws: UnsafeBufferPointer<UInt8>, what: String) throws(PurchaseVerificationError) {
+        let dot = UInt8(ascii: ".")
+        var parts = 1, first: Int?, second: Int?
+        for index in jws.indices where jws[index] == dot {
+            parts += 1
+            if first == nil { first = index } else if second == nil { second = index }
+        }
+        guard parts == 3, let first, let second else {
+            throw PurchaseVerificationError(
+                .malformed, "the \(what) is not a compact JWS: it has \(parts) dot-separated parts, not 3")
+        }
+        let headerPart = UnsafeBufferPointer(rebasing: jws[..<first])
+        let payloadPart = UnsafeBufferPointer(rebasing: jws[(first + 1)..<second])
+        let signaturePart = UnsafeBufferPointer(rebasing: jws[(second + 1)...])
+
+        guard let headerBytes = Base64URL.decode(bytes: headerPart) else {
             throw PurchaseVerificationError(.malformed, "the \(what)'s JWS header is not base64url")
         }
         let header: Header
@@ -64,13 +78,13 @@ struct AppleCompactJWS {
             }
             certificates.append([UInt8](der))
         }
-        guard let payload = Base64URL.decode(payloadPart) else {
+        guard let payload = Base64URL.decode(bytes: payloadPart) else {
             throw PurchaseVerificationError(.malformed, "the \(what)'s JWS payload is not base64url")
         }
-        guard let signature = Base64URL.decode(signaturePart) else {
+        guard let signature = Base64URL.decode(bytes: signaturePart) else {
             throw PurchaseVerificationError(.malformed, "the \(what)'s JWS signature is not base64url")
         }
-        self.signingInput = Array(jws[headerPart.startIndex..<payloadPart.endIndex].utf8)
+        self.signingInput = Array(UnsafeBufferPointer(rebasing: jws[..<second]))
         self.payload = payload
         self.signature = signature
         self.certificates = certificates

@@ -1,5 +1,8 @@
 import Crypto
+import Dispatch
 import Foundation
+import KioskFiles
+import NIOCore
 import SwiftASN1
 @_spi(FixedExpiryValidationTime) import X509
 
@@ -11,6 +14,9 @@ import SwiftASN1
 /// to one of the configured roots at the payload's `signedDate`, the intermediate and leaf bearing Apple's
 /// marker extensions (the `x5c` root itself is never trusted); not be signed further in the future than the
 /// clock skew allows; verify with the leaf's P-256 key; and then name the app and an accepted environment.
+///
+/// The work (base64, JSON, signatures, chains) is done on `executor`, whose threads have a low priority: a
+/// storm of notifications uses the processors the calls readers wait for only when those calls leave them.
 public struct AppleSignedDataVerifier: Sendable {
     /// How far in the future `signedDate` may be by default: 5 minutes.
     public static let defaultClockSkew: TimeInterval = 300
@@ -24,18 +30,26 @@ public struct AppleSignedDataVerifier: Sendable {
     /// Where verified chains are kept; nil verifies every chain every time.
     public let chainCache: AppleChainCache?
     private let clock: @Sendable () -> Date
+    /// Where verifications run.
+    public let executor: BlockingExecutor
+
+    /// The executor verifiers use by default: one thread fewer than the processors (at least one), at nice 10.
+    public static let defaultExecutor = BlockingExecutor(threads: max(1, System.coreCount - 1), niceness: 10)
 
     /// - Parameters:
     ///   - rootCertificates: the roots the App Store chains to (Apple Root CA - G3); nothing else is trusted.
     ///   - clockSkew: how far in the future, in seconds, a `signedDate` may be.
     ///   - chainCache: where verified chains are kept, or nil to verify every chain every time.
     ///   - clock: the current time, injectable for tests.
+    ///   - executor: where verifications run.
     public init(
         rootCertificates: [Certificate],
         clockSkew: TimeInterval = defaultClockSkew,
         chainCache: AppleChainCache? = AppleChainCache(),
-        clock: @escaping @Sendable () -> Date = { Date() }
+        clock: @escaping @Sendable () -> Date = { Date() },
+        executor: BlockingExecutor = AppleSignedDataVerifier.defaultExecutor
     ) {
+        self.executor = executor
         self.roots = CertificateStore(rootCertificates)
         self.rootCount = rootCertificates.count
         var hash = SHA256()
@@ -74,11 +88,7 @@ public struct AppleSignedDataVerifier: Sendable {
     public func transaction(_ jws: String, for app: AppleStoreIdentity) async throws(PurchaseVerificationError)
         -> AppleTransaction
     {
-        let payload = try await verifiedPayload(jws, what: "transaction")
-        let transaction = try decode(AppleTransactionPayload.self, from: payload, what: "transaction").value()
-        try Self.check(bundleId: transaction.bundleId, what: "transaction", for: app)
-        try Self.check(environment: transaction.environment, what: "transaction", for: app)
-        return transaction
+        try await offloaded { () throws(PurchaseVerificationError) in try self.verifiedTransaction(jws, for: app) }
     }
 
     /// Verified renewal info of a subscription (`signedRenewalInfo`).
@@ -88,10 +98,7 @@ public struct AppleSignedDataVerifier: Sendable {
     public func renewalInfo(_ jws: String, for app: AppleStoreIdentity) async throws(PurchaseVerificationError)
         -> AppleRenewalInfo
     {
-        let payload = try await verifiedPayload(jws, what: "renewal info")
-        let renewal = try decode(AppleRenewalInfoPayload.self, from: payload, what: "renewal info").value()
-        try Self.check(environment: renewal.environment, what: "renewal info", for: app)
-        return renewal
+        try await offloaded { () throws(PurchaseVerificationError) in try self.verifiedRenewalInfo(jws, for: app) }
     }
 
     /// A verified App Store Server Notification V2 (the `signedPayload` of its body), its inner transaction
@@ -99,7 +106,57 @@ public struct AppleSignedDataVerifier: Sendable {
     public func notification(_ signedPayload: String, for app: AppleStoreIdentity) async throws(PurchaseVerificationError)
         -> AppleNotification
     {
-        let payload = try await verifiedPayload(signedPayload, what: "notification")
+        try await offloaded { () throws(PurchaseVerificationError) in try self.verifiedNotification(signedPayload, for: app) }
+    }
+
+    /// A verified notification from the bytes of its HTTP body, `{"signedPayload": "…"}`.
+    public func notification(body: some Collection<UInt8>, limit: Int, for app: AppleStoreIdentity)
+        async throws(PurchaseVerificationError) -> AppleNotification
+    {
+        let bytes = Array(body)
+        return try await offloaded { () throws(PurchaseVerificationError) in
+            try self.verifiedNotification(Self.signedPayload(body: bytes, limit: limit), for: app)
+        }
+    }
+
+    /// Runs a verification on `executor`.
+    private func offloaded<T: Sendable>(_ work: @escaping @Sendable () throws(PurchaseVerificationError) -> T)
+        async throws(PurchaseVerificationError) -> T
+    {
+        let result: Result<T, PurchaseVerificationError>
+        do {
+            result = try await executor.run { Result(catching: work) }
+        } catch {
+            throw PurchaseVerificationError(.malformed, "the signed data could not be verified: the verification threads are stopped")
+        }
+        return try result.get()
+    }
+
+    // MARK: - Verifying, on the calling thread
+
+    private func verifiedTransaction(_ jws: String, for app: AppleStoreIdentity) throws(PurchaseVerificationError)
+        -> AppleTransaction
+    {
+        let payload = try verifiedPayload(jws, what: "transaction")
+        let transaction = try decode(AppleTransactionPayload.self, from: payload, what: "transaction").value()
+        try Self.check(bundleId: transaction.bundleId, what: "transaction", for: app)
+        try Self.check(environment: transaction.environment, what: "transaction", for: app)
+        return transaction
+    }
+
+    private func verifiedRenewalInfo(_ jws: String, for app: AppleStoreIdentity) throws(PurchaseVerificationError)
+        -> AppleRenewalInfo
+    {
+        let payload = try verifiedPayload(jws, what: "renewal info")
+        let renewal = try decode(AppleRenewalInfoPayload.self, from: payload, what: "renewal info").value()
+        try Self.check(environment: renewal.environment, what: "renewal info", for: app)
+        return renewal
+    }
+
+    private func verifiedNotification(_ signedPayload: String, for app: AppleStoreIdentity) throws(PurchaseVerificationError)
+        -> AppleNotification
+    {
+        let payload = try verifiedPayload(signedPayload, what: "notification")
         let decoded = try decode(AppleNotificationPayload.self, from: payload, what: "notification")
         guard decoded.data != nil || decoded.summary != nil else {
             throw PurchaseVerificationError(.malformed, "the notification carries neither data nor summary")
@@ -128,7 +185,7 @@ public struct AppleSignedDataVerifier: Sendable {
             var transaction: AppleTransaction?
             if let signed = data.signedTransactionInfo {
                 do throws(PurchaseVerificationError) {
-                    transaction = try await self.transaction(signed, for: inner)
+                    transaction = try verifiedTransaction(signed, for: inner)
                 } catch {
                     throw PurchaseVerificationError(error.reason, "the notification's signedTransactionInfo: \(error.message)")
                 }
@@ -136,7 +193,7 @@ public struct AppleSignedDataVerifier: Sendable {
             var renewalInfo: AppleRenewalInfo?
             if let signed = data.signedRenewalInfo {
                 do throws(PurchaseVerificationError) {
-                    renewalInfo = try await self.renewalInfo(signed, for: inner)
+                    renewalInfo = try verifiedRenewalInfo(signed, for: inner)
                 } catch {
                     throw PurchaseVerificationError(error.reason, "the notification's signedRenewalInfo: \(error.message)")
                 }
@@ -155,12 +212,6 @@ public struct AppleSignedDataVerifier: Sendable {
         return notification
     }
 
-    /// A verified notification from the bytes of its HTTP body, `{"signedPayload": "…"}`.
-    public func notification(body: some Collection<UInt8>, limit: Int, for app: AppleStoreIdentity)
-        async throws(PurchaseVerificationError) -> AppleNotification
-    {
-        try await notification(Self.signedPayload(body: body, limit: limit), for: app)
-    }
 
     /// The `signedPayload` of a notification's HTTP body, refusing a body of more than `limit` bytes.
     public static func signedPayload(body: some Collection<UInt8>, limit: Int) throws(PurchaseVerificationError) -> String {
@@ -183,7 +234,7 @@ public struct AppleSignedDataVerifier: Sendable {
     // MARK: - Verification
 
     /// The payload of `jws` once its algorithm, chain, signing time and signature are verified.
-    private func verifiedPayload(_ jws: String, what: String) async throws(PurchaseVerificationError) -> [UInt8] {
+    private func verifiedPayload(_ jws: String, what: String) throws(PurchaseVerificationError) -> [UInt8] {
         let parsed = try AppleCompactJWS(jws, what: what)
 
         struct Signed: Decodable { let signedDate: Int64 }
@@ -196,7 +247,7 @@ public struct AppleSignedDataVerifier: Sendable {
                     + "plus the \(Int(exactly: clockSkew.rounded()).map(String.init) ?? "\(clockSkew)") seconds of clock skew allowed")
         }
 
-        let key = try await leafKey(parsed.certificates, at: signedDate, what: what)
+        let key = try leafKey(parsed.certificates, at: signedDate, what: what)
 
         guard let signature = try? P256.Signing.ECDSASignature(rawRepresentation: parsed.signature) else {
             throw PurchaseVerificationError(
@@ -210,7 +261,7 @@ public struct AppleSignedDataVerifier: Sendable {
     }
 
     /// The leaf's key, once the chain is verified at `date` (or found verified in the cache).
-    private func leafKey(_ chain: [[UInt8]], at date: Date, what: String) async throws(PurchaseVerificationError)
+    private func leafKey(_ chain: [[UInt8]], at date: Date, what: String) throws(PurchaseVerificationError)
         -> P256.Signing.PublicKey
     {
         guard chain.count == AppleCompactJWS.chainLength else {
@@ -252,11 +303,7 @@ public struct AppleSignedDataVerifier: Sendable {
             throw PurchaseVerificationError(.certificateChain, "no App Store root certificate is configured")
         }
 
-        var verifier = Verifier(rootCertificates: roots) {
-            AppleChainPolicy()
-            RFC5280Policy(fixedExpiryValidationTime: date)
-        }
-        switch await verifier.validate(leaf: leaf, intermediates: CertificateStore([intermediate])) {
+        switch Self.validate(leaf: leaf, intermediate: intermediate, roots: roots, at: date) {
         case .validCertificate(let verified):
             if let chainCache {
                 let notBefore = verified.map(\.notValidBefore).max() ?? date
@@ -275,6 +322,33 @@ public struct AppleSignedDataVerifier: Sendable {
                 .certificateChain,
                 "the \(what)'s certificate chain is refused at \(Self.text(date)): \(String(failure.policyFailureReason.description.prefix(400)))")
         }
+    }
+
+    /// swift-certificates' validation, awaited from this (executor) thread: its policies here never wait on
+    /// anything, and it runs on Swift's pool while this thread blocks (only when a chain is not cached).
+    private static func validate(leaf: Certificate, intermediate: Certificate, roots: CertificateStore, at date: Date)
+        -> CertificateValidationResult
+    {
+        let done = DispatchSemaphore(value: 0)
+        let result = LockedResult()
+        Task {
+            var verifier = Verifier(rootCertificates: roots) {
+                AppleChainPolicy()
+                RFC5280Policy(fixedExpiryValidationTime: date)
+            }
+            result.set(await verifier.validate(leaf: leaf, intermediates: CertificateStore([intermediate])))
+            done.signal()
+        }
+        done.wait()
+        return result.get() ?? .couldNotValidate([])
+    }
+
+    /// The validation's result, handed from its task to the waiting thread.
+    private final class LockedResult: @unchecked Sendable {
+        private let lock = NSLock()
+        private var value: CertificateValidationResult?
+        func set(_ result: CertificateValidationResult) { lock.withLock { value = result } }
+        func get() -> CertificateValidationResult? { lock.withLock { value } }
     }
 
     // MARK: - The app

@@ -204,3 +204,45 @@ public struct GoogleProductPurchase: Sendable, Equatable, Decodable {
         productID = try container.decodeIfPresent(String.self, forKey: .productId)
     }
 }
+
+/// A purchase Google took back, as `purchases.voidedpurchases.list` lists it.
+public struct GoogleVoidedPurchase: Sendable, Equatable, Decodable {
+    public let purchaseToken: String
+    public let orderID: String
+    public let voidedTime: Date?
+    /// 0 the user, 1 the developer, 2 Google.
+    public let voidedSource: Int?
+    /// 0 other, 1 remorse, 2 not received, 3 defective, 4 accidental purchase, 5 fraud, 6 friendly fraud, 7 chargeback, 8 unacknowledged.
+    public let voidedReason: Int?
+
+    private enum CodingKeys: String, CodingKey { case purchaseToken, orderId, voidedTimeMillis, voidedSource, voidedReason }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        purchaseToken = try container.decode(String.self, forKey: .purchaseToken)
+        orderID = try container.decodeIfPresent(String.self, forKey: .orderId) ?? ""
+        voidedTime = try container.decodeGoogleMilliseconds(forKey: .voidedTimeMillis)
+        voidedSource = try container.decodeIfPresent(Int.self, forKey: .voidedSource)
+        voidedReason = try container.decodeIfPresent(Int.self, forKey: .voidedReason)
+    }
+}
+
+/// One page of `purchases.voidedpurchases.list`.
+struct GoogleVoidedPurchases: Decodable {
+    let voidedPurchases: [GoogleVoidedPurchase]
+    let nextPageToken: String?
+
+    private enum CodingKeys: String, CodingKey { case voidedPurchases, tokenPagination }
+    private enum PaginationKeys: String, CodingKey { case nextPageToken }
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        voidedPurchases = try container.decodeIfPresent([GoogleVoidedPurchase].self, forKey: .voidedPurchases) ?? []
+        if container.contains(.tokenPagination) {
+            let pagination = try container.nestedContainer(keyedBy: PaginationKeys.self, forKey: .tokenPagination)
+            nextPageToken = try pagination.decodeIfPresent(String.self, forKey: .nextPageToken)
+        } else {
+            nextPageToken = nil
+        }
+    }
+}

@@ -50,6 +50,30 @@ public struct PlayDeveloperAPI: Sendable {
         return try decode(GoogleProductPurchase.self, from: answer)
     }
 
+    /// The voided purchase `purchases.voidedpurchases.list` lists for `token` and `orderID`, voided at or after
+    /// `since` (Google keeps 30 days; an older time is moved up to 30 days ago); nil when Google lists none.
+    /// Both kinds are asked for (`type=1`: one-time products and subscriptions), up to `maximumPages` pages of
+    /// 1 000, newest last as Google orders them.
+    public func voidedPurchase(token: String, orderID: String, since: Date, now: Date = Date(),
+                               maximumPages: Int = 10) async throws -> GoogleVoidedPurchase? {
+        let oldest = now.addingTimeInterval(-Self.voidedPurchasesKept + 60)
+        let start = Int64(exactly: (max(since, oldest).timeIntervalSince1970 * 1000).rounded(.down)) ?? 0
+        var query = [("startTime", String(start)), ("type", "1"), ("maxResults", "1000")]
+        for _ in 0..<max(maximumPages, 1) {
+            let answer = try await call(.GET, ["purchases", "voidedpurchases"], query: query, what: "list of voided purchases")
+            let page = try decode(GoogleVoidedPurchases.self, from: answer)
+            if let found = page.voidedPurchases.first(where: { $0.purchaseToken == token && $0.orderID == orderID }) {
+                return found
+            }
+            guard let next = page.nextPageToken, !next.isEmpty else { return nil }
+            query = query.filter { $0.0 != "token" } + [("token", next)]
+        }
+        return nil
+    }
+
+    /// How far back the Voided Purchases API lists.
+    public static let voidedPurchasesKept: TimeInterval = 30 * 86_400
+
     /// `purchases.subscriptions.acknowledge`. A subscription already acknowledged counts as done: when Google
     /// answers 400 (as it does to a second acknowledgement), the subscription is read and the refusal stands
     /// only if it is still unacknowledged.
@@ -85,13 +109,16 @@ public struct PlayDeveloperAPI: Sendable {
     }
 
     /// The URL of `segments` under the app, each segment percent-encoded, then `:action`.
-    func url(_ segments: [String], action: String? = nil) -> String {
+    func url(_ segments: [String], action: String? = nil, query: [(String, String)] = []) -> String {
         var url = baseURL + "/androidpublisher/v3/applications/" + Self.encode(packageName)
         for segment in segments {
             url += "/" + Self.encode(segment)
         }
         if let action {
             url += ":" + action
+        }
+        for (index, (name, value)) in query.enumerated() {
+            url += (index == 0 ? "?" : "&") + Self.encode(name) + "=" + Self.encode(value)
         }
         return url
     }
@@ -117,11 +144,12 @@ public struct PlayDeveloperAPI: Sendable {
 
     /// One call; `settling` returns a 400 answer to the caller instead of throwing.
     private func call(
-        _ method: HTTPMethod, _ segments: [String], action: String? = nil, what: String, settling: Bool = false
+        _ method: HTTPMethod, _ segments: [String], action: String? = nil, query: [(String, String)] = [], what: String,
+        settling: Bool = false
     ) async throws -> GoogleHTTP.Answer {
         let endpoint = "the Play Developer API" + (action.map { " (\($0))" } ?? "")
         let bearer = try await tokens.accessToken()
-        var request = HTTPClientRequest(url: url(segments, action: action))
+        var request = HTTPClientRequest(url: url(segments, action: action, query: query))
         request.method = method
         request.headers.add(name: "Authorization", value: "Bearer \(bearer)")
         request.headers.add(name: "Accept", value: "application/json")

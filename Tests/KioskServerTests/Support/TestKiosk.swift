@@ -43,6 +43,7 @@ struct TestKiosk {
         configuration.server.editions = self.directory.path + "/Editions"
         configuration.server.samples = nil
         configuration.limits.searchesPerMinute = 0   // tests search freely; the budget's own tests set one
+        configuration.limits.purchaseChecksPerMinute = 0   // likewise for purchases
         adjust(&configuration)
         self.configuration = configuration
         // SQLite's migrations and the editions directory fsync: on a thread of their own, not one of the

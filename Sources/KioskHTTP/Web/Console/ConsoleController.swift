@@ -4,12 +4,13 @@ import Hummingbird
 
 /// The operator console at `/admin`: sign-in with a session cookie and lock-out, the dashboard, apps
 /// (demo quota, tariff lines, web kiosk, store products), issues (upload with progress, withdraw, restore),
-/// store purchases (find, release a device, revoke and restore), readers, accounts, and the audit log.
+/// store purchases (find, release a device, revoke and restore), webhook endpoints and their delivery logs,
+/// readers, accounts, and the audit log.
 ///
 /// Every form carries a CSRF token bound to the session (the sign-in form, to a nonce cookie); every
 /// change is validated like the configuration file, written to the database (so every instance sees it
-/// at once) and to the audit log. An `editor` may see the dashboard and the purchases, and publish; an
-/// `operator` may do all.
+/// at once) and to the audit log. An `editor` may see the dashboard, publish, and look after their own
+/// webhook endpoints; an `operator` may do all.
 package struct ConsoleController {
     package init() {}
 
@@ -36,6 +37,9 @@ package struct ConsoleController {
         group.get("/admin/purchases", use: console { page, request in try await page.purchases(request) })
         group.get("/admin/purchase", use: console { page, request in try await page.purchase(request) })
         group.post("/admin/purchase", use: console { page, _ in try await page.changePurchase() })
+        group.get("/admin/webhooks", use: console { page, _ in try await page.webhooks() })
+        group.post("/admin/webhooks", use: console { page, _ in try await page.changeWebhook() })
+        group.get("/admin/webhook", use: console { page, request in try await page.webhook(request) })
         group.get("/admin/audit", use: console { page, _ in try await page.audit() })
         group.get("/admin/console.js") { _, _ in
             Response(status: .ok, headers: [.contentType: "text/javascript; charset=utf-8", .cacheControl: "no-cache"],

@@ -67,7 +67,7 @@ struct ConsolePage: Sendable {
 
     func render(_ template: String, _ title: String, _ content: Any, notice: String? = nil,
                         status: HTTPResponse.Status = .ok) -> Response {
-        var links = [("/admin", text["dashboard"] ?? ""), ("/admin/issues", text["issues"] ?? "")]
+        var links = [("/admin", text["dashboard"] ?? ""), ("/admin/issues", text["issues"] ?? ""), ("/admin/webhooks", text["webhooks"] ?? "")]
         if role.mayConfigure {
             links += [("/admin/apps", text["apps"] ?? ""), ("/admin/readers", text["readers"] ?? ""),
                       ("/admin/purchases", text["purchases"] ?? ""),
@@ -110,6 +110,7 @@ struct ConsolePage: Sendable {
         for row in statistics.byEditionAndDay { byDay[row.day, default: 0] += row.downloads }
         var devicesByDay: [IssueDate: Int] = [:]
         for row in statistics.activeDevices { devicesByDay[row.day, default: 0] += row.devices }
+        let troubles = try await webhookTroubles()
         let view = DashboardView(
             from: from.description, to: to.description, total: statistics.totalDownloads,
             chart: DownloadsChart(from: from, to: to, byDay: byDay).svg(title: text["downloads_per_day"] ?? ""),
@@ -123,7 +124,7 @@ struct ConsolePage: Sendable {
             topIssues: statistics.topIssues.map { .init(name: "\($0.editionName) · \($0.date)", downloads: $0.downloads) },
             signInFailures: activity.signInFailures, bundleBuilds: activity.bundleBuilds,
             bundleMegabytes: String(format: "%.1f", Double(activity.bundleBytes) / 1_000_000),
-            store: Self.storeView(statistics.storePurchases))
+            store: Self.storeView(statistics.storePurchases), webhooks: troubles, hasWebhookTroubles: !troubles.isEmpty)
         return render("console_dashboard", text["dashboard"] ?? "", view)
     }
 

@@ -13,6 +13,15 @@ struct DashboardView {
     var signInFailures, bundleBuilds: Int
     var bundleMegabytes: String
     var store: Store
+    /// Webhook endpoints disabled, or failing for over a day.
+    var webhooks: [Webhook]
+    var hasWebhookTroubles: Bool
+    struct Webhook {
+        var name, url: String
+        /// Why it is disabled; nil while enabled.
+        var disabled: String?
+        var failingSince: String?
+    }
 
     /// The period's store purchases (`KioskStatistics.StorePurchases`).
     struct Store {

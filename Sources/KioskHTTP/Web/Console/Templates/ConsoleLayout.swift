@@ -83,6 +83,9 @@ extension WebTemplates {
     {{<console_layout}}{{$main}}
     {{#content}}
     <h1>{{t.dashboard}}</h1>
+    {{#hasWebhookTroubles}}<section class="notice" id="webhook-troubles" aria-labelledby="h-webhook-troubles"><h2 id="h-webhook-troubles">{{t.webhook_troubles}}</h2>
+    <ul>{{#webhooks}}<li><a href="{{url}}">{{name}}</a>: {{#disabled}}{{t.disabled}} ({{.}}){{/disabled}}{{^disabled}}{{t.failing_since}} {{failingSince}}{{/disabled}}</li>{{/webhooks}}</ul>
+    </section>{{/hasWebhookTroubles}}
     <form method="get" action="/admin" class="card">
     <label for="from">{{t.from}}</label><input id="from" name="from" type="date" value="{{from}}">
     <label for="to">{{t.to}}</label><input id="to" name="to" type="date" value="{{to}}">

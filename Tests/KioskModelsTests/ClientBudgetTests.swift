@@ -1,9 +1,9 @@
 import KioskModels
 import Testing
 
-@Suite struct SearchBudgetTests {
+@Suite struct ClientBudgetTests {
     @Test func aBurstThenTheRateThenTheWaitInWholeSeconds() {
-        let budget = SearchBudget(burst: 5, perMinute: 30)   // one every 2 s
+        let budget = ClientBudget(burst: 5, perMinute: 30)   // one every 2 s
         for _ in 0..<5 { #expect(budget.take(client: "a", now: 100) == nil) }
         #expect(budget.take(client: "a", now: 100) == 2)
         #expect(budget.take(client: "a", now: 101) == 1, "half a token back after a second")
@@ -15,33 +15,33 @@ import Testing
     }
 
     @Test func noLimitForTheEmptyClientOrARateOfZero() {
-        let budget = SearchBudget(burst: 1, perMinute: 60)
+        let budget = ClientBudget(burst: 1, perMinute: 60)
         for _ in 0..<100 { #expect(budget.take(client: "", now: 0) == nil) }
-        for _ in 0..<100 { #expect(SearchBudget.unlimited.take(client: "a", now: 0) == nil) }
+        for _ in 0..<100 { #expect(ClientBudget.unlimited.take(client: "a", now: 0) == nil) }
         #expect(budget.clientCount == 0)
     }
 
     @Test func aClockGoingBackNeitherTrapsNorGivesTokens() {
-        let budget = SearchBudget(burst: 1, perMinute: 60)
+        let budget = ClientBudget(burst: 1, perMinute: 60)
         #expect(budget.take(client: "a", now: 1_000) == nil)
         #expect(budget.take(client: "a", now: 10) == 1)
         #expect(budget.take(client: "a", now: -.infinity) != nil)
     }
 
     @Test func theClientsKeptAreBoundedAndFullBucketsGoFirst() {
-        let budget = SearchBudget(burst: 2, perMinute: 60)
-        for index in 0..<(SearchBudget.maxClients - 1) { _ = budget.take(client: "c\(index)", now: 0) }
+        let budget = ClientBudget(burst: 2, perMinute: 60)
+        for index in 0..<(ClientBudget.maxClients - 1) { _ = budget.take(client: "c\(index)", now: 0) }
         #expect(budget.take(client: "busy", now: 1.9) == nil)
         #expect(budget.take(client: "busy", now: 1.9) == nil)
-        #expect(budget.clientCount == SearchBudget.maxClients)
+        #expect(budget.clientCount == ClientBudget.maxClients)
         #expect(budget.take(client: "newcomer", now: 2) == nil, "room is made at once")
         #expect(budget.clientCount == 2, "the buckets full again are dropped, the one refilling is kept")
         #expect(budget.take(client: "busy", now: 2) == 1, "and keeps its spent budget")
     }
 
     @Test func whenNoBucketIsFullAllAreDropped() {
-        let budget = SearchBudget(burst: 2, perMinute: 60)
-        for index in 0..<SearchBudget.maxClients { _ = budget.take(client: "c\(index)", now: 0) }
+        let budget = ClientBudget(burst: 2, perMinute: 60)
+        for index in 0..<ClientBudget.maxClients { _ = budget.take(client: "c\(index)", now: 0) }
         #expect(budget.take(client: "newcomer", now: 0.5) == nil)
         #expect(budget.clientCount == 1)
     }

@@ -1,16 +1,19 @@
 import Foundation
 
-/// How many searches one client may make: `burst` at once, then `perMinute` (a token bucket per client).
+/// How many of one costly thing one client may ask for: `burst` at once, then `perMinute` (a token bucket
+/// per client). The kiosk keeps two:
 ///
-/// Search answers where words are (edition, date, page) even on pages the searcher may not open, so
-/// one client asking thousands of yes/no questions could rebuild a paid page's words; at the default
-/// rate that takes an hour a page from one address instead of seconds. A reader typing searches never
-/// meets it.
+/// - searches: search answers where words are (edition, date, page) even on pages the searcher may not open,
+///   so one client asking thousands of yes/no questions could rebuild a paid page's words; at the default rate
+///   that takes an hour a page from one address instead of seconds. A reader typing searches never meets it.
+/// - purchase checks: each purchase an app registers or restores is verified (a signature chain, or a call
+///   to Google Play), so one client must not turn a few requests (a multicall of restores) into thousands of
+///   verifications or calls to Google. An app restoring a reader's purchases never meets it.
 ///
-/// The memory is one bucket per client that searched recently, at most `maxClients`: when that is
+/// The memory is one bucket per client that asked recently, at most `maxClients`: when that is
 /// reached, buckets already full again are dropped, and if none are, all are (a flood from that many
 /// addresses restarts everyone's budget; it cannot grow the process).
-public final class SearchBudget: @unchecked Sendable {
+public final class ClientBudget: @unchecked Sendable {
     public let burst: Int
     public let perMinute: Int
     public static let maxClients = 20_000
@@ -30,7 +33,7 @@ public final class SearchBudget: @unchecked Sendable {
     }
 
     /// A budget that never refuses.
-    public static let unlimited = SearchBudget(burst: 1, perMinute: 0)
+    public static let unlimited = ClientBudget(burst: 1, perMinute: 0)
 
     /// Takes one search from `client`'s budget at `now` (seconds): nil when there was one, else the
     /// whole seconds until there is. The empty client (a search made outside a request) is not limited.
@@ -65,7 +68,7 @@ public final class SearchBudget: @unchecked Sendable {
     }
 }
 
-/// Who the current request comes from, for limits per client (`SearchBudget`, the password checks'
+/// Who the current request comes from, for limits per client (`ClientBudget`, the password checks'
 /// queue): the HTTP layer sets it for each request's task; empty outside a request (the CLI, start-up).
 public enum RequestClient {
     @TaskLocal public static var address: String = ""
