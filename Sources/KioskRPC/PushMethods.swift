@@ -50,9 +50,7 @@ public enum PushMethods {
         guard items.count <= PushRegistrationRules.maximumEditions else {
             throw .invalidParameter(name, "at most \(PushRegistrationRules.maximumEditions) editions")
         }
-        let limit = Int(widening: Int32.max)
-        return try items.indices.map { (offset: Int) throws(XMLRPCFault) -> Int in
-            try XMLRPCParameters(items).int(offset, name, in: 1...limit)
-        }
+        let list = XMLRPCParameters(items), ids = 1...Int(widening: Int32.max)
+        return try items.indices.map { (offset: Int) throws(XMLRPCFault) -> Int in try list.int(offset, name, in: ids) }
     }
 }
