@@ -56,6 +56,11 @@ public struct PushAnnouncement: Sendable, Hashable {
     public var title: String?
     public var body: String?
     public var background: Bool
+
+    public init(title: String?, body: String?, background: Bool) {
+        self.title = title; self.body = body; self.background = background
+    }
+
     /// Whether it shows an alert.
     public var alerts: Bool { title != nil || body != nil }
 }
