@@ -191,6 +191,17 @@ let package = Package(
             ],
             swiftSettings: swiftSettings),
 
+        // Push notifications of new issues, the fan-out: claims batches of registrations from the outbox's
+        // publish events, picks who may hear, sends each app's announcement through the `KioskPush` senders.
+        .target(
+            name: "KioskPushFanOut",
+            dependencies: [
+                "KioskModels", "KioskPush", "KioskIntegers",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings),
+
         // The six wire methods of the 2012 contract, on the XML-RPC layer.
         .target(
             name: "KioskRPC",
@@ -223,6 +234,7 @@ let package = Package(
             name: "KioskHTTP",
             dependencies: [
                 "XMLRPC", "KioskModels", "KioskIntegers", "KioskFiles", "KioskEditions", "KioskRPC", "KioskConfig", "KioskPasswords",
+                "KioskPush", "KioskPushFanOut",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
@@ -245,7 +257,7 @@ let package = Package(
         .target(
             name: "KioskWiring",
             dependencies: [
-                "XMLRPC", "KioskModels", "KioskIntegers", "KioskSQLite", "KioskPostgres", "KioskEditions", "KioskRPC", "KioskConfig", "KioskHTTP", "KioskPasswords", "KioskPurchases", "KioskWebhooks", "KioskGoogleAuth", "CSystemCalls",
+                "XMLRPC", "KioskModels", "KioskIntegers", "KioskSQLite", "KioskPostgres", "KioskEditions", "KioskRPC", "KioskConfig", "KioskHTTP", "KioskPasswords", "KioskPurchases", "KioskWebhooks", "KioskGoogleAuth", "KioskPush", "KioskPushFanOut", "CSystemCalls",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
@@ -277,6 +289,16 @@ let package = Package(
             name: "KioskTestSupport",
             dependencies: ["KioskModels", "KioskSQLite", "KioskFiles", "CSystemCalls"],
             path: "Tests/KioskTestSupport",
+            swiftSettings: swiftSettings),
+
+        // The PostgreSQL server the tests use (`KIOSK_TEST_POSTGRES`): a fresh database per test.
+        .target(
+            name: "KioskTestPostgres",
+            dependencies: [
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tests/KioskTestPostgres",
             swiftSettings: swiftSettings),
 
         // An APNs stand-in for tests and the push benchmark: HTTP/2 over TLS (SwiftNIO), checking what Apple checks.
@@ -321,7 +343,7 @@ let package = Package(
         .testTarget(
             name: "KioskPostgresTests",
             dependencies: [
-                "KioskPostgres", "KioskModels", "KioskTestSupport",
+                "KioskPostgres", "KioskModels", "KioskTestSupport", "KioskTestPostgres",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -360,7 +382,8 @@ let package = Package(
         .testTarget(
             name: "KioskPushTests",
             dependencies: [
-                "KioskPush", "KioskPushStandIn", "KioskGoogleAuth", "KioskTestSupport",
+                "KioskPush", "KioskPushStandIn", "KioskGoogleAuth", "KioskTestSupport", "KioskPushFanOut", "KioskModels", "KioskSQLite",
+                "KioskPostgres", "KioskTestPostgres",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -378,7 +401,7 @@ let package = Package(
             name: "KioskServerTests",
             dependencies: [
                 "KioskServer", "XMLRPC", "KioskModels", "KioskSQLite", "KioskFiles", "KioskEditions", "KioskRPC", "KioskConfig", "KioskHTTP",
-                "KioskWiring", "KioskPasswords",
+                "KioskWiring", "KioskPasswords", "KioskPush", "KioskPushFanOut", "KioskPushStandIn",
                 "KioskTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),

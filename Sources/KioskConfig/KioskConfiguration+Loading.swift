@@ -135,6 +135,7 @@ extension KioskConfiguration {
         }
         try validateStores(fail)
         try validateEvents(fail)
+        try validatePush(fail)
     }
 
     /// The outbox's keep time and the file's webhook endpoints (their secret files are read at start, at

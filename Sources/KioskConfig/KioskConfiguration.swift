@@ -12,7 +12,7 @@ package struct KioskConfiguration: Codable, Sendable, Equatable {
         case webSessionLifetimeSeconds = "web_session_lifetime_seconds"
         case consoleSessionLifetimeSeconds = "console_session_lifetime_seconds"
         case secretFile = "secret_file", apiClients = "api_clients"
-        case operators, catalogueSource = "catalogue_source", stores, events, webhooks
+        case operators, catalogueSource = "catalogue_source", stores, events, webhooks, push
     }
 
     package var server = Server()
@@ -45,6 +45,8 @@ package struct KioskConfiguration: Codable, Sendable, Equatable {
     package var events = Events()
     /// Where events are posted in the publishers' systems, and how.
     package var webhooks = Webhooks()
+    /// How new issues are announced to reader apps (each app's side is `apps[].push`).
+    package var push = Push()
 
     package init() {}
 
@@ -321,7 +323,7 @@ package struct KioskConfiguration: Codable, Sendable, Equatable {
 
     package struct AppEntry: Codable, Sendable, Equatable {
         package enum CodingKeys: String, CodingKey {
-            case key, name, lines, store, products
+            case key, name, lines, store, products, push
             case demoQuota = "demo_quota", webKiosk = "web_kiosk"
         }
 
@@ -334,6 +336,8 @@ package struct KioskConfiguration: Codable, Sendable, Equatable {
         package var store: AppStoreEntry?
         /// What it sells there.
         @DefaultsToEmpty package var products: [ProductEntry] = []
+        /// How its devices hear of new issues; nil: they are not told (registrations are still kept).
+        package var push: AppPushEntry?
 
         package init(key: String, name: String, demoQuota: Int = 0, webKiosk: WebKioskEntry? = nil, lines: [LineEntry] = [],
                      store: AppStoreEntry? = nil, products: [ProductEntry] = []) {

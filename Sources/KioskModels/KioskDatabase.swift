@@ -1,5 +1,6 @@
-/// A whole database as the server and the CLI use it: the methods' store, publishing's registry and
-/// the operator's administration, the event outbox and the webhooks' queue. One implementation per engine (`SQLiteKioskStore`,
+/// A whole database as the server and the CLI use it: the methods' store (push registrations and the
+/// fan-out's claims included, `PushRegistry`), publishing's registry and the operator's administration, the
+/// event outbox and the webhooks' queue. One implementation per engine (`SQLiteKioskStore`,
 /// `PostgresKioskStore`); both pass the store conformance suite (`Tests/KioskTestSupport`).
 public protocol KioskDatabase: KioskStore, IssueRegistry, ConsoleStore, EventLog, WebhookStore {
     /// The name of a publication (the bundle's `titol`), nil when unknown.

@@ -152,7 +152,7 @@ public struct KioskService: Sendable {
             guard let trusted else { throw KioskError.invalidIdentity }
             let subscriptions = trusted.userID == 0 ? [] : try await store.subscriptions(userID: trusted.userID)
             if Entitlement.withoutDemo(line: offered.line, subscriptions: subscriptions, issueDate: date) == nil,
-               try await purchasesGrant(IssueRef(editionID: editionID, date: date), appKey: appKey,
+               try await store.purchasesGrant(IssueRef(editionID: editionID, date: date), appKey: appKey,
                                         userID: trusted.userID, deviceKey: trusted.deviceKey, at: time) == false {
                 guard try await store.useDemoGrant(appKey: appKey, deviceKey: trusted.deviceKey,
                                                    editionID: editionID, date: date, at: time)
@@ -180,7 +180,7 @@ public struct KioskService: Sendable {
         var held: [Subscription] = []
         if let userID { held = try await store.subscriptions(userID: userID) }
         if Entitlement.withoutDemo(line: offered.line, subscriptions: held, issueDate: date) == nil {
-            guard let userID, try await purchasesGrant(IssueRef(editionID: editionID, date: date), appKey: appKey,
+            guard let userID, try await store.purchasesGrant(IssueRef(editionID: editionID, date: date), appKey: appKey,
                                                        userID: userID, deviceKey: "", at: clock.now)
             else { throw KioskError.notEntitled(editionID: editionID, date: date) }
         }

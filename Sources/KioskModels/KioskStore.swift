@@ -2,7 +2,7 @@
 ///
 /// One implementation per database (SQLite today); handlers depend only on this protocol.
 /// Every method that changes something is atomic: it happens completely or not at all.
-public protocol KioskStore: PurchaseStore {
+public protocol KioskStore: PurchaseStore, PushRegistry {
     // MARK: Catalogue
     func app(key: String) async throws -> App?
     /// The app's lines whose edition has at least one published issue, by `order`, with the newest issue.

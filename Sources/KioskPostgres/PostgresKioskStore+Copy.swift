@@ -8,6 +8,7 @@ extension PostgresKioskStore {
         "identities", "demo_counters", "demo_grants", "downloads", "download_counts", "sign_in_failures", "active_identities",
         "audit_log", "accounts", "bundle_builds", "store_purchases", "store_purchase_devices", "store_payments", "store_notices",
         "outbox_events", "outbox_cursor", "webhook_endpoints", "webhook_deliveries", "webhook_attempts",
+        "push_registrations", "push_cursor", "push_fanouts",
     ]
 
     /// Stands for NULL in the text arrays of a copy (postgres-nio's arrays have no NULL elements).

@@ -44,3 +44,8 @@ extension PurchaseError: XMLRPCFaultConvertible {
         }
     }
 }
+
+/// The one mapping from push registration input errors to faults: a parameter fault naming the parameter.
+extension PushRegistrationError: XMLRPCFaultConvertible {
+    public var xmlrpcFault: XMLRPCFault { .invalidParameter(parameter, description) }
+}

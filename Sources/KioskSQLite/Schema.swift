@@ -453,6 +453,43 @@ public enum KioskSchema {
                 CREATE INDEX webhook_attempts_by_delivery ON webhook_attempts (delivery_id);
                 """)
         }
+        // Push registrations (`PushRegistry`): one per device of an app, a token on one device of an app only.
+        // `editions` is the comma-separated list the device asked for ('' for every edition it may read).
+        // `push_cursor` holds the last event the fan-out took up: after the events kept when this migration ran
+        // (their issues are no news), made by the first claim when there were none (so that an empty database,
+        // a `db copy` target, has no row); `push_fanouts` the progress of each event's fan-out: the last
+        // registration id claimed, and whether none is left.
+        migrator.registerMigration("v17: push registrations") { db in
+            try db.execute(sql: """
+                CREATE TABLE push_registrations (
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    app_key TEXT NOT NULL,
+                    device_key TEXT NOT NULL,
+                    identity_key TEXT NOT NULL,
+                    user_id INTEGER NOT NULL,
+                    platform TEXT NOT NULL CHECK (platform IN ('apns', 'fcm')),
+                    token TEXT NOT NULL,
+                    editions TEXT NOT NULL,
+                    language TEXT NOT NULL,
+                    created_at INTEGER NOT NULL,
+                    updated_at INTEGER NOT NULL,
+                    UNIQUE (app_key, device_key),
+                    UNIQUE (app_key, platform, token)
+                );
+                CREATE TABLE push_cursor (
+                    id INTEGER PRIMARY KEY CHECK (id = 1),
+                    position INTEGER NOT NULL
+                );
+                INSERT INTO push_cursor (id, position) SELECT 1, MAX(id) FROM outbox_events HAVING MAX(id) IS NOT NULL;
+                CREATE TABLE push_fanouts (
+                    event_id INTEGER PRIMARY KEY REFERENCES outbox_events ON DELETE CASCADE,
+                    after_id INTEGER NOT NULL,
+                    done INTEGER NOT NULL,
+                    started_at INTEGER NOT NULL
+                );
+                CREATE INDEX push_fanouts_waiting ON push_fanouts (event_id) WHERE done = 0;
+                """)
+        }
         return migrator
     }
 

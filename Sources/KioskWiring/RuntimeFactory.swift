@@ -56,6 +56,7 @@ struct RuntimeFactory: Sendable {
         var dispatcher = XMLRPCDispatcher<KioskRequestContext>()
         KioskMethods.register(into: &dispatcher)
         PurchaseMethods.register(into: &dispatcher)
+        PushMethods.register(into: &dispatcher)
         let logger = self.logger
         dispatcher.onInternalError = { error, method in
             logger.error("internal error in XML-RPC method", metadata: ["method": .string(method), "error": .string("\(error)")])

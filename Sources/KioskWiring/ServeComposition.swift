@@ -86,10 +86,15 @@ public struct ServeComposition: Sendable {
         let server = configuration.server
         let reloader = ConfigurationReloader(source: source, host: configuration.server.host, factory: factory,
                                              runtime: runtime, logger: logger)
+        var services: [any Service] = [reloader, WebhookWiring.worker(configuration, database: store, metrics: metrics, logger: logger)]
+        if let push = try PushWiring.service(configuration, database: store, links: editions.links(configuration, secrets: secrets),
+                                             metrics: metrics, logger: logger) {
+            services.append(push)
+        }
         let app = try buildApplication(
             runtime: runtime, host: configuration.server.host, port: configuration.server.port, logger: logger,
             metrics: metrics, apiClientRoutes: apiClientRoutes,
-            services: [reloader, WebhookWiring.worker(configuration, database: store, metrics: metrics, logger: logger)],
+            services: services,
             onServerRunning: { [factory] channel in
                 Self.listening(on: channel, server: server, runtime: runtime, factory: factory,
                                secrets: secrets, logger: logger)

@@ -81,22 +81,23 @@ package final class StoreWiring: Sendable {
         }
     }
 
-    static func trustRoots(_ path: String) throws -> [NIOSSLCertificate] {
+    /// The certificates of the PEM file at `path`, which the configuration names at `key`.
+    static func trustRoots(_ path: String, key: String = "stores.google.ca_certificates") throws -> [NIOSSLCertificate] {
         do {
             let roots = try NIOSSLCertificate.fromPEMFile(path)
-            guard !roots.isEmpty else { throw StoreFileProblem(key: "stores.google.ca_certificates", path: path, problem: "holds no certificate") }
+            guard !roots.isEmpty else { throw StoreFileProblem(key: key, path: path, problem: "holds no certificate") }
             return roots
         } catch let problem as StoreFileProblem {
             throw problem
         } catch {
-            throw StoreFileProblem(key: "stores.google.ca_certificates", path: path, problem: "is not a PEM file of certificates (\(error))")
+            throw StoreFileProblem(key: key, path: path, problem: "is not a PEM file of certificates (\(error))")
         }
     }
 
     private func googlePlay(_ google: KioskConfiguration.Stores.Google) throws -> StoreChecks.GooglePlay? {
         guard let file = google.serviceAccountFile else { return nil }
         let account = try Self.serviceAccount(file)
-        let client = try httpClient(trusting: google.caCertificates)
+        let client = try Self.httpClient(trusting: google.caCertificates)
         let push = google.pushAudience.flatMap { audience in
             google.pushServiceAccount.map { email in
                 PubSubPushVerifier(audience: audience, serviceAccountEmail: email, keysURL: google.signingKeysURL, httpClient: client)
@@ -106,9 +107,11 @@ package final class StoreWiring: Sendable {
                                       apiBaseURL: google.apiBaseURL, httpClient: client, pushVerifier: push)
     }
 
-    private func httpClient(trusting caFile: String?) throws -> HTTPClient {
+    /// A client trusting only the roots of `caFile` (named at `key` in the configuration), kept for the
+    /// process's life; `.shared` (the system's roots) when nil.
+    static func httpClient(trusting caFile: String?, key: String = "stores.google.ca_certificates") throws -> HTTPClient {
         guard let caFile else { return .shared }
-        let roots = try Self.trustRoots(caFile)
+        let roots = try Self.trustRoots(caFile, key: key)
         // Made under the lock (an initializer, no I/O): two reloads never make a second client to shut down.
         return Self.clients.withLock { kept in
             if let existing = kept[caFile] { return existing }

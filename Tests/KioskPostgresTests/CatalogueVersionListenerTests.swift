@@ -2,6 +2,7 @@ import ServiceLifecycle
 import Foundation
 import KioskModels
 @testable import KioskPostgres
+import KioskTestPostgres
 import KioskTestSupport
 import Logging
 import Testing

@@ -1,5 +1,6 @@
 import KioskModels
 @testable import KioskPostgres
+import KioskTestPostgres
 import KioskTestSupport
 import Logging
 import PostgresNIO

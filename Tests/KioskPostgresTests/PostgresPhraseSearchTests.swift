@@ -2,6 +2,7 @@ import PostgresNIO
 import Foundation
 import KioskModels
 @testable import KioskPostgres
+import KioskTestPostgres
 import KioskTestSupport
 import Logging
 import Testing

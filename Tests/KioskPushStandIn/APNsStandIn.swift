@@ -36,6 +36,9 @@ public final class APNsStandIn: Sendable {
         public var record = true
         /// Announced in SETTINGS, as APNs does.
         public var maximumConcurrentStreams = 1000
+        /// A new provider token within this many seconds of the previous one is refused (429
+        /// `TooManyProviderTokenUpdates`), as Apple asks; 0 for tests where several processes (a restart) make their own.
+        public var minimumTokenRenewalSeconds: Int64 = 20 * 60
 
         public init(teamID: String, keyID: String, publicKey: P256.Signing.PublicKey, topics: Set<String>) {
             self.teamID = teamID
@@ -253,7 +256,7 @@ final class APNsStreamHandler: ChannelInboundHandler {
             iat = known
         } else {
             guard let claims = verify(jwt, configuration: configuration) else { return (403, "InvalidProviderToken") }
-            if let last = state.lastNewIat, claims - last < 20 * 60 {
+            if let last = state.lastNewIat, claims - last < configuration.minimumTokenRenewalSeconds {
                 return (429, "TooManyProviderTokenUpdates")
             }
             state.verified[jwt] = claims

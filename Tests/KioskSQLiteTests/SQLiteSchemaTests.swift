@@ -34,6 +34,8 @@ import Testing
                 "store_purchases", "store_purchase_devices", "store_payments", "store_notices",
                 // The outbox and the webhooks: rows by value (`EventRow`, `WebhookEndpointColumns`).
                 "outbox_events", "outbox_cursor", "webhook_endpoints", "webhook_deliveries", "webhook_attempts",
+                // Push registrations and the fan-out's progress: rows by value (`PushRegistrationColumns`).
+                "push_registrations", "push_cursor", "push_fanouts",
             ])
         }
     }

@@ -71,6 +71,7 @@ struct DatabaseCopyTests {
         #expect(subscribe.status == 0, "\(subscribe.errors)")
         _ = try await runClient("python3", [TestKiosk.repositoryRoot + "/Benchmarks/stats_bench_data.py", sqlite, "3000"])
         try await Self.addPurchases(to: sqlite)
+        try await Self.addPushRegistrations(to: sqlite)
         try await TestPostgresServer.withDatabase { target in
             let first = try await ServerProcess.run(["db", "copy", "--config", config, "--database", sqlite, "--to", target])
             #expect(first.status == 0, "\(first.errors)")
@@ -91,6 +92,13 @@ struct DatabaseCopyTests {
                 FROM store_payments
                 """) == "t-1:4990:EUR:t t-2:-:-:f t-3:4990:EUR:f")
             #expect(try await TestPostgresServer.psql(target, "SELECT COUNT(DISTINCT seq) FROM store_notices") == "4")
+            // Push registrations with the fan-out's cursor and progress: the copy goes on where the source stopped.
+            #expect(first.output.contains("push_registrations: 2 rows, checksum"), "\(first.output)")
+            #expect(first.output.contains("push_fanouts: 1 rows, checksum"), "\(first.output)")
+            #expect(try await TestPostgresServer.psql(target, """
+                SELECT string_agg(concat_ws(':', device_key, platform, editions), ' ' ORDER BY id) FROM push_registrations
+                """) == "d-1:apns: d-2:fcm:1,8")
+            #expect(try await TestPostgresServer.psql(target, "SELECT concat_ws(':', after_id, done) FROM push_fanouts") == "1:f")
 
             // The same statistics from both databases, byte for byte.
             let fromSQLite = try await ServerProcess.run(["stats", "--config", config, "--database", sqlite, "--format", "json"])
@@ -102,7 +110,7 @@ struct DatabaseCopyTests {
             let again = try await ServerProcess.run(["db", "copy", "--config", config, "--database", sqlite, "--to", target])
             #expect(again.status == 0, "\(again.errors)")
             let tables = { (text: String) in text.split(separator: "\n").filter { $0.contains(" rows, checksum ") } }
-            #expect(tables(again.output) == tables(first.output) && tables(first.output).count == 32, "\(again.output)")
+            #expect(tables(again.output) == tables(first.output) && tables(first.output).count == 35, "\(again.output)")
             #expect(try await TestPostgresServer.psql(target, "SELECT COUNT(*) FROM downloads") == "3000")
 
             // The target moves on (an instance on PostgreSQL took a user): a copy would lose it, so it is refused.
@@ -171,6 +179,21 @@ struct DatabaseCopyTests {
         }
         #expect(try await store.recordNotice(StoreNoticeRecord(store: .google, id: "g-1", appKey: "quiosc", type: "TEST", subtype: "",
                                                                originalID: "", receivedAt: t, outcome: "recorded")))
+    }
+
+    /// Two push registrations (one naming editions) and a publish's fan-out begun: a first batch of one claimed.
+    static func addPushRegistrations(to path: String) async throws {
+        let store = try SQLiteKioskStore(path: path)
+        let t: Int64 = 1_748_779_200
+        for (n, editions) in [(1, [Int]()), (2, [1, 8])] {
+            _ = try await store.savePushRegistration(PushRegistration(
+                appKey: "quiosc", deviceKey: "d-\(n)", identityKey: "i-\(n)", userID: 0, platform: n == 1 ? .apns : .fcm,
+                token: n == 1 ? String(repeating: "0f", count: 32) : "fcm-token", editions: editions, language: "ca",
+                createdAt: t, updatedAt: t))
+        }
+        try await store.publishTestIssue(edition: 8, date: "2025-06-01", at: t)
+        let batch = try await store.claimPushBatch(PushBatchRequest(types: PushAudience.types, notBefore: 0, limit: 1, now: t))
+        #expect(batch?.targets.count == 1)
     }
 }
 

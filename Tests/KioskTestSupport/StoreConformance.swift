@@ -16,6 +16,7 @@ public struct StoreConformance: Sendable {
         case console, accounts, editionIssues, restoring, webKiosks, storeProducts
         case purchases, purchaseRaces
         case changeEvents, eventLog, webhookEndpoints, webhookDispatch, webhookDeliveries
+        case pushRegistrations, pushFanOut
     }
 
     let makeStore: StoreFactory
@@ -56,6 +57,8 @@ public struct StoreConformance: Sendable {
         case .webhookEndpoints: try await webhookEndpoints()
         case .webhookDispatch: try await webhookDispatch()
         case .webhookDeliveries: try await webhookDeliveries()
+        case .pushRegistrations: try await pushRegistrations()
+        case .pushFanOut: try await pushFanOut()
         }
     }
 

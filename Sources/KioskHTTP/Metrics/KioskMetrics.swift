@@ -27,6 +27,7 @@ package final class KioskMetrics: Sendable {
     package let webhookDeliveryDuration: DurationHistogram
     package let webhooksWaiting: Gauge
     package let webhookQueueAge: Gauge
+    package let pushFanOutDuration: DurationHistogram
 
     private let xmlrpcCalls: Family<XMLRPCOutcome, TimedSeries>
     private let httpRequests: Family<HTTPOutcome, TimedSeries>
@@ -48,6 +49,8 @@ package final class KioskMetrics: Sendable {
     private let storeNotices: Family<[String], Counter>
     private let storeConfirmationsFailed: Family<String, Counter>
     private let webhookDeliveries: Family<String, Counter>
+    private let pushSent: Family<[String], Counter>
+    private let pushTokensRemoved: Family<String, Counter>
 
     /// Request and XML-RPC latency buckets (seconds).
     package static let latencyBuckets: [Duration] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
@@ -158,6 +161,15 @@ package final class KioskMetrics: Sendable {
             "webhook_deliveries_waiting", "", "Webhook deliveries waiting to be tried, due or not (all instances)."))
         webhookQueueAge = registry.makeGauge(descriptor: name(
             "webhook_queue_age", "seconds", "How long the oldest due webhook delivery has waited (0: none due)."))
+        pushSent = .counters(registry, name(
+            "push_sent", "total", "Devices sent a push notification, by service (apns, fcm) and outcome: sent, dead_token, failed.")
+        ) { [("service", $0[0]), ("outcome", $0[1])] }
+        pushTokensRemoved = .counters(registry, name(
+            "push_tokens_removed", "total", "Push registrations removed because the service called their token dead, by service.")
+        ) { [("service", $0)] }
+        pushFanOutDuration = registry.makeDurationHistogram(descriptor: name(
+            "push_fanout_duration", "seconds", "Time from an issue's publication to the end of its push fan-out (every batch sent)."),
+            buckets: Self.bundleBuckets)
         storeConfirmationsFailed = .counters(registry, name(
             "store_confirmations_failed", "total", "Grants a store was not told of (Google acknowledgement or consumption), retried at the purchase's next word, by store.")
         ) { [("store", $0)] }
@@ -369,6 +381,16 @@ extension KioskMetrics: StoreObserver, KioskServiceObserver {
     package func webhookTried(outcome: String, duration: Duration) {
         webhookDeliveries[outcome].increment()
         webhookDeliveryDuration.record(duration)
+    }
+
+    /// A device's push ended with `outcome` (`sent`, `dead_token`, `failed`) at `service` (`apns`, `fcm`).
+    package func pushed(service: String, outcome: String) {
+        pushSent[[service, outcome]].increment()
+    }
+
+    /// `count` registrations removed for tokens `service` called dead.
+    package func pushTokensRemoved(service: String, count: Int) {
+        pushTokensRemoved[service].increment(by: Int64(widening: count))
     }
 
     package func webhookBacklog(waiting: Int, oldestDueAge: Duration?) {

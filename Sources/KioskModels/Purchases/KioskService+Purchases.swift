@@ -1,13 +1,9 @@
 import Foundation
 
-/// Store purchases: what `getProductes`, `registrarCompra`, `restaurarCompres`, `bescanviarCredit` and the
-/// stores' notifications mean, whatever the wire.
-extension KioskService {
-    // MARK: Entitlement
-
+extension KioskStore {
     /// Whether a purchase held by the reader (`userID` other than 0) or opening on the device grants `issue`.
     func purchasesGrant(_ issue: IssueRef, appKey: String, userID: Int, deviceKey: String, at time: Int64) async throws -> Bool {
-        let held = try await store.purchases(appKey: appKey, userID: userID, deviceKey: deviceKey)
+        let held = try await purchases(appKey: appKey, userID: userID, deviceKey: deviceKey)
         guard !held.isEmpty else { return false }
         // A subscription listing no editions covers the app's subscriber lines: read them only then.
         var subscriberEditions: [Int] = []
@@ -18,8 +14,19 @@ extension KioskService {
     }
 
     /// The editions the app sells to subscribers (its `subscribers` lines).
+    func subscriberEditions(appKey: String) async throws -> [Int] {
+        try await editionListings(appKey: appKey).map(\.offered.line).filter { $0.access == .subscribers }.map(\.editionID)
+    }
+}
+
+/// Store purchases: what `getProductes`, `registrarCompra`, `restaurarCompres`, `bescanviarCredit` and the
+/// stores' notifications mean, whatever the wire.
+extension KioskService {
+    // MARK: Entitlement
+
+    /// The editions the app sells to subscribers (its `subscribers` lines).
     public func subscriberEditions(appKey: String) async throws -> [Int] {
-        try await store.editionListings(appKey: appKey).map(\.offered.line).filter { $0.access == .subscribers }.map(\.editionID)
+        try await store.subscriberEditions(appKey: appKey)
     }
 
     /// Per edition, the last issue date the purchased subscriptions open (for `registrar`'s `fins`): a
@@ -110,7 +117,7 @@ extension KioskService {
         let subscriptions = identity.userID == 0 ? [] : try await store.subscriptions(userID: identity.userID)
         var alreadyOpen = Entitlement.withoutDemo(line: offered.line, subscriptions: subscriptions, issueDate: issue.date) != nil
         if !alreadyOpen {
-            alreadyOpen = try await purchasesGrant(issue, appKey: appKey, userID: identity.userID, deviceKey: identity.deviceKey, at: time)
+            alreadyOpen = try await store.purchasesGrant(issue, appKey: appKey, userID: identity.userID, deviceKey: identity.deviceKey, at: time)
         }
         if alreadyOpen {
             let pack = packs.first { $0.purchase.issues.contains(issue) } ?? packs.first { $0.purchase.unspentCredits > 0 } ?? packs.first

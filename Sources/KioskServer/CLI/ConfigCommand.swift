@@ -20,6 +20,7 @@ struct ConfigCommand: AsyncParsableCommand {
             let configuration = try options.loadConfiguration()
             try StoreWiring.checkFiles(configuration)
             _ = try WebhookWiring.fileEndpoints(configuration, at: 0)
+            try PushWiring.checkFiles(configuration)
             printOutput("\(options.config): valid (\(configuration.publications.count) publications, "
                         + "\(configuration.catalogue.editions.count) editions, \(configuration.apps.count) apps, "
                         + "\(configuration.apiClients.count) API clients, \(configuration.publishers.count) publishers)")
