@@ -1,6 +1,5 @@
 import CSystemCalls
 import Foundation
-import Glibc
 import KioskModels
 import KioskSQLite
 import KioskTestSupport
