@@ -41,6 +41,10 @@ import Testing
         let metrics = KioskMetrics()
         let service = try #require(try PushWiring.service(kiosk.configuration, database: kiosk.store, links: nil, metrics: metrics,
                                                           logger: .init(label: "test")))
+        // The fan-out starts after the events its first claim finds: make that claim before publishing, as a
+        // server's worker does at start, so that a slow start of the task below cannot pass the publish over.
+        #expect(try await kiosk.store.claimPushBatch(PushBatchRequest(
+            types: PushAudience.types, notBefore: 0, limit: 1, now: kiosk.clock.now)) == nil)
         let running = Task { try await service.run() }
         try await kiosk.addIssue(edition: 8, date: "2025-06-01")   // a free line of quiosc: every device may read it
         let deadline = ContinuousClock.now + .seconds(20)
