@@ -48,7 +48,9 @@ import Testing
         let running = Task { try await service.run() }
         try await kiosk.addIssue(edition: 8, date: "2025-06-01")   // a free line of quiosc: every device may read it
         let deadline = ContinuousClock.now + .seconds(20)
-        while standIn.snapshot().delivered[token] == nil, ContinuousClock.now < deadline {
+        // Told, and the fan-out's end counted (after the answer the stand-in records).
+        while standIn.snapshot().delivered[token] == nil || !metrics.registry.emitToString().contains("kiosk_push_fanout_duration_seconds_count 1"),
+              ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(50))
         }
         running.cancel()
