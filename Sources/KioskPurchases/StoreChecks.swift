@@ -1,3 +1,4 @@
+import Crypto
 import AsyncHTTPClient
 import Foundation
 import KioskGoogleAuth
@@ -118,9 +119,12 @@ public struct StoreChecks: StoreVerifying {
             } catch {
                 throw PurchaseError.unverifiable(error.message)
             }
-            if transaction.quantity > 1 {
+            if transaction.quantity != 1 {
                 throw PurchaseError.unverifiable("the App Store reports \(transaction.quantity) bought at once; Kiosk sells one at a time "
                                                  + "(buy with a quantity of 1)")
+            }
+            if transaction.originalTransactionId.isEmpty || transaction.transactionId.isEmpty {
+                throw PurchaseError.unverifiable("the transaction has no transaction id")
             }
             return Self.facts(transaction, subscription: kind == .subscription)
 
@@ -216,7 +220,8 @@ public struct StoreChecks: StoreVerifying {
         let period = subscription ? transaction.expiresDate.map { PaidPeriod(start: paidAt, end: seconds($0)) } : nil
         let payment = StorePayment(
             id: transaction.transactionId, paidAt: paidAt, period: period, revoked: transaction.revocationDate != nil,
-            price: transaction.price, currency: transaction.currency, signedAt: milliseconds(transaction.signedDate))
+            price: transaction.isFree ? 0 : StorePayment.plausible(transaction.price), currency: transaction.currency,
+            signedAt: milliseconds(transaction.signedDate))
         return StoreFacts(
             store: .apple, originalID: transaction.originalTransactionId, storeProductID: transaction.productId,
             environment: transaction.environment.rawValue, accountToken: transaction.appAccountToken?.uuidString.lowercased(),
@@ -259,6 +264,9 @@ public struct StoreChecks: StoreVerifying {
             throw PurchaseError.unverifiable(error.message)
         }
         let eventTime = notification.eventTime
+        // The message id with what it says: a bearer replayed with another body under an id Pub/Sub has yet to
+        // use cannot make the genuine message a duplicate.
+        let noticeID = Self.noticeID(message)
         switch notification.kind {
         case .subscription(let subscription):
             let token = subscription.purchaseToken
@@ -269,7 +277,7 @@ public struct StoreChecks: StoreVerifying {
                 facts.payment?.revoked = true
             }
             // A tester's purchase where the app takes none is recorded and changes nothing.
-            return StoreNotice(store: .google, id: message.messageID, type: Self.name(of: subscription.type),
+            return StoreNotice(store: .google, id: noticeID, type: Self.name(of: subscription.type),
                                facts: try? accepted(facts, appKey: appKey))
 
         case .oneTimeProduct(let product):
@@ -283,7 +291,7 @@ public struct StoreChecks: StoreVerifying {
                (try? Self.checkOneTime(purchase, productID: product.sku)) != nil {
                 facts = try? accepted(known, appKey: appKey)
             }
-            return StoreNotice(store: .google, id: message.messageID, type: Self.name(of: product.type), facts: facts)
+            return StoreNotice(store: .google, id: noticeID, type: Self.name(of: product.type), facts: facts)
 
         case .voidedPurchase(let voided):
             // The order Google took back, once Google's own list of voided purchases says so: the push's bearer
@@ -309,14 +317,20 @@ public struct StoreChecks: StoreVerifying {
                 case let other?: "REFUND_TYPE_\(other)"
                 case nil: ""
                 }
-            return StoreNotice(store: .google, id: message.messageID, type: "VOIDED_PURCHASE", subtype: subtype, facts: facts)
+            return StoreNotice(store: .google, id: noticeID, type: "VOIDED_PURCHASE", subtype: subtype, facts: facts)
 
         case .test:
-            return StoreNotice(store: .google, id: message.messageID, type: "TEST_NOTIFICATION", facts: nil)
+            return StoreNotice(store: .google, id: noticeID, type: "TEST_NOTIFICATION", facts: nil)
 
         case .other(let name):
-            return StoreNotice(store: .google, id: message.messageID, type: name.isEmpty ? "UNKNOWN_NOTIFICATION" : name, facts: nil)
+            return StoreNotice(store: .google, id: noticeID, type: name.isEmpty ? "UNKNOWN_NOTIFICATION" : name, facts: nil)
         }
+    }
+
+    /// A Pub/Sub message's id joined to a digest of its data, as its notice is stored and told apart from others.
+    static func noticeID(_ message: PubSubPushMessage) -> String {
+        let digest = SHA256.hash(data: message.data)
+        return message.messageID + "." + Base64URL.encode(Array(digest).prefix(9))
     }
 
     /// Refuses a one-time purchase Google describes as another product's, or as several bought at once.
@@ -324,7 +338,7 @@ public struct StoreChecks: StoreVerifying {
         if let answered = purchase.productID, !answered.isEmpty, answered != productID {
             throw .unverifiable("Google Play says this purchase is of \(answered), not \(productID)")
         }
-        if let quantity = purchase.quantity, quantity > 1 {
+        if let quantity = purchase.quantity, quantity != 1 {
             throw .unverifiable("Google Play reports \(quantity) bought at once; Kiosk sells one at a time "
                                 + "(keep multi-quantity off for this product in the Play Console)")
         }
@@ -337,7 +351,8 @@ public struct StoreChecks: StoreVerifying {
     ///
     /// Its latest order pays for [start, expiry) while the subscription is active, canceled (paid until it
     /// expires) or expired; in a grace period that order is not paid yet, and the grace lasts until the
-    /// expiry; in any other state (on hold, paused, pending) nothing is paid and there is no grace.
+    /// expiry; in any other state (on hold, paused, pending) nothing is paid and there is no grace. A free
+    /// trial's order is free: its period opens issues while it lasts and keeps none.
     /// `productID` picks the line item when the subscription has several.
     static func facts(_ purchase: GoogleSubscriptionPurchase, token: String, productID: String?, now: Date) -> StoreFacts {
         let line = productID.flatMap { id in purchase.lineItems.first { $0.productID == id } } ?? purchase.lineItems.first
@@ -354,7 +369,9 @@ public struct StoreChecks: StoreVerifying {
                 if let expiry { max(start ?? .min, expiry &- assumedPeriod) } else { start ?? seconds(now) }
             let period = expiry.map { end in PaidPeriod(start: min(start ?? end &- assumedPeriod, end), end: end) }
             let orderID = purchase.latestOrderID.flatMap { $0.isEmpty ? nil : $0 } ?? token
-            payment = StorePayment(id: orderID, paidAt: paidAt, period: period, price: line?.price, currency: line?.currency,
+            // A free trial's order opens issues while it lasts but pays for none.
+            let price = line?.isFreeTrial == true ? 0 : StorePayment.plausible(line?.price)
+            payment = StorePayment(id: orderID, paidAt: paidAt, period: period, price: price, currency: line?.currency,
                                    signedAt: signedAt)
         case .inGracePeriod:
             grace = GraceFact(until: expiry, signedAt: signedAt)

@@ -32,6 +32,36 @@ import Testing
         #expect(!changed1, "a word heard again changes nothing")
     }
 
+    @Test func aFreeTrialOpensItsIssuesWhileItLastsAndKeepsNone() {
+        var trial = Self.renewal(0)
+        trial.payment?.price = 0
+        var held = HeldPurchase(appKey: "quiosc", facts: trial, product: Self.monthly, at: 0)
+        let inTrial = IssueRef(editionID: 1, date: IssueDate(unixTime: Self.january + 3 * Self.day))
+        let trialEnd = Self.january + 30 * Self.day
+        #expect(held.purchase.paidPeriods.isEmpty && held.purchase.freePeriods.count == 1)
+        #expect(held.purchase.grants(inTrial, at: Self.january + 5 * Self.day, subscriberEditions: [1]))
+        #expect(held.purchase.state(at: trialEnd - 1) == .active)
+        // Lapsed after the trial: nothing kept, though `period` keeps what was paid.
+        #expect(held.purchase.state(at: trialEnd + 1) == .expired)
+        #expect(!held.purchase.grants(inTrial, at: trialEnd + 1, subscriberEditions: [1]))
+        // Converted: the paid month is kept after it lapses, the trial's issues still are not.
+        held.apply(Self.renewal(1), at: 0)
+        let inPaid = IssueRef(editionID: 1, date: IssueDate(unixTime: trialEnd + 3 * Self.day))
+        let paidEnd = Self.january + 60 * Self.day
+        #expect(held.purchase.grants(inPaid, at: paidEnd + Self.day, subscriberEditions: [1]))
+        #expect(!held.purchase.grants(inTrial, at: paidEnd + Self.day, subscriberEditions: [1]))
+        #expect(held.purchase.paidEnd == paidEnd && held.purchase.accessEnd == paidEnd)
+        #expect(held.revenue == ["EUR": 4_990])
+    }
+
+    @Test func aPriceNoStoreCouldChargeIsUnknown() {
+        #expect(StorePayment.plausible(4_990) == 4_990)
+        #expect(StorePayment.plausible(0) == 0)
+        #expect(StorePayment.plausible(-1) == nil)
+        #expect(StorePayment.plausible(.max) == nil)
+        #expect(StorePayment.plausible(nil) == nil)
+    }
+
     @Test func anOlderWordNeverUndoesANewerOne() {
         var held = HeldPurchase(appKey: "quiosc", facts: Self.renewal(0, revoked: true, signedAt: 2_000), product: Self.monthly, at: 0)
         #expect(held.purchase.revoked)

@@ -23,7 +23,8 @@ struct GooglePlayDeveloperAPITests {
             ["productId": "monthly", "expiryTime": "2026-12-01T09:30:00Z",
              "autoRenewingPlan": ["autoRenewEnabled": true, "recurringPrice": ["currencyCode": "EUR", "units": "9", "nanos": 990_000_000]],
              "offerDetails": ["basePlanId": "p1m"]],
-            ["productId": "addon", "expiryTime": "2026-12-15T10:30:00+01:00", "prepaidPlan": [:] as [String: Any]],
+            ["productId": "addon", "expiryTime": "2026-12-15T10:30:00+01:00", "prepaidPlan": [:] as [String: Any],
+             "offerPhase": ["freeTrial": [:] as [String: Any]]],
         ],
         "futureField": ["anything": 1],
         ]
@@ -89,6 +90,7 @@ struct GooglePlayDeveloperAPITests {
             #expect(purchase.lineItems.map(\.autoRenewEnabled) == [true, nil])
             #expect(purchase.lineItems.map(\.price) == [9_990, nil])
             #expect(purchase.lineItems.map(\.currency) == ["EUR", nil])
+            #expect(purchase.lineItems.map(\.isFreeTrial) == [false, true])
             #expect(purchase.lineItems[0].expiryTime == Self.date("2026-12-01T09:30:00Z"))
             #expect(purchase.lineItems[1].expiryTime == Self.date("2026-12-15T09:30:00Z"))
             #expect(purchase.expiryTime == Self.date("2026-12-15T09:30:00Z"))

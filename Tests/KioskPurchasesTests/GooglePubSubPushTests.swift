@@ -62,6 +62,8 @@ struct GooglePubSubPushVerifierTests {
                 ("expired", "Bearer " + (try await standIn.mint(Self.claims(at: now.addingTimeInterval(-7200)))), .time),
                 ("issued in the future", "Bearer " + (try await standIn.mint(Self.claims(at: now.addingTimeInterval(600)))), .time),
                 ("no exp", "Bearer " + (try await standIn.mint(Self.claims(at: now, removing: ["exp"]))), .malformed),
+                ("lasting far longer than an hour", "Bearer " + (try await standIn.mint(Self.claims(
+                    at: now, ["exp": Int(now.timeIntervalSince1970) + 86_400 * 365]))), .time),
                 ("signed by another key under a published kid", "Bearer " + (try await standIn.mint(base, key: "oidc-other", kid: "oidc-a")), .signature),
                 ("HS256", "Bearer " + (try await standIn.mint(base, alg: "HS256")), .algorithm),
                 ("alg none", "Bearer " + (try await standIn.mint(base, alg: "none")), .algorithm),

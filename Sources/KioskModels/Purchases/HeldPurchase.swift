@@ -90,7 +90,8 @@ public struct HeldPurchase: Sendable, Hashable {
     /// Derives what it grants from the ledger: periods of payments not revoked; a one-time product revoked
     /// once its payment is, a subscription once its latest is, or by an operator.
     mutating func refresh() {
-        purchase.paidPeriods = payments.filter { !$0.revoked }.compactMap(\.period)
+        purchase.paidPeriods = payments.filter { !$0.revoked && !$0.isFree }.compactMap(\.period)
+        purchase.freePeriods = payments.filter { !$0.revoked && $0.isFree }.compactMap(\.period)
         let byStore: Bool
         switch purchase.product.kind {
         // A one-time product has one order: any word of its refund (under whatever order id) refunds it.

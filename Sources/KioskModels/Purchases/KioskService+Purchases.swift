@@ -37,8 +37,10 @@ extension KioskService {
         let now = clock.now
         var until: [Int: IssueDate] = [:]
         for purchase in held.map(\.purchase) where purchase.product.kind == .subscription && !purchase.revoked {
-            if purchase.product.scope == .all && purchase.state(at: now) != .active { continue }
-            let end = purchase.accessEnd
+            let active = purchase.state(at: now) == .active
+            if purchase.product.scope == .all && !active { continue }
+            // Once lapsed, a `period` subscription keeps its paid periods only, not a free trial's.
+            let end = active ? purchase.accessEnd : purchase.paidEnd
             guard end > 0 else { continue }
             let last = IssueDate(unixTime: end - 1)
             for edition in purchase.product.coveredEditions(subscriberEditions: subscriberEditions) {

@@ -16,6 +16,18 @@ public struct StorePayment: Sendable, Hashable, Codable {
     /// never the reverse, since the stores retry and do not keep order.
     public var signedAt: Int64
 
+    /// A price of 0 is a free period (a trial): it opens issues while it lasts, and keeps none of them.
+    public var isFree: Bool { price == 0 }
+
+    /// Prices beyond this many thousandths (a thousand million units of any currency) are taken as unknown.
+    public static let largestPrice: Int64 = 1_000_000_000_000
+
+    /// `price` when it is a price a store could charge, else nil (unknown).
+    public static func plausible(_ price: Int64?) -> Int64? {
+        guard let price, (0...largestPrice).contains(price) else { return nil }
+        return price
+    }
+
     public init(id: String, paidAt: Int64, period: PaidPeriod? = nil, revoked: Bool = false,
                 price: Int64? = nil, currency: String? = nil, signedAt: Int64) {
         self.id = id; self.paidAt = paidAt; self.period = period; self.revoked = revoked

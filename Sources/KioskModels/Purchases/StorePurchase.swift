@@ -50,8 +50,10 @@ public struct StorePurchase: Sendable, Hashable {
     public var product: StoreProduct
     /// Refunded or revoked; a reversal clears it.
     public var revoked: Bool
-    /// A subscription's paid periods.
+    /// A subscription's paid periods: their issues stay open for good under `period`.
     public var paidPeriods: [PaidPeriod]
+    /// A subscription's free periods (trials): their issues open only while the period lasts.
+    public var freePeriods: [PaidPeriod] = []
     /// A subscription whose renewal failed keeps access until this time (Unix seconds); nil: no grace.
     public var graceUntil: Int64?
     /// The issues bought (`issue`) or opened with credits (`credits`), for good.
@@ -70,9 +72,15 @@ public struct StorePurchase: Sendable, Hashable {
         return now < accessEnd ? .active : .expired
     }
 
-    /// Until when a subscription gives access (Unix seconds): the end of its last paid period, or of its grace.
+    /// Until when a subscription gives access (Unix seconds): the end of its last paid or free period, or of
+    /// its grace.
     public var accessEnd: Int64 {
-        max(paidPeriods.map(\.end).max() ?? 0, graceUntil ?? 0)
+        max(paidPeriods.map(\.end).max() ?? 0, freePeriods.map(\.end).max() ?? 0, graceUntil ?? 0)
+    }
+
+    /// Until when a subscription's paid periods run (Unix seconds): what it keeps under `period` once lapsed.
+    public var paidEnd: Int64 {
+        paidPeriods.map(\.end).max() ?? 0
     }
 
     /// Credits a pack has left: its size less the issues opened with it; zero for the other kinds.
@@ -93,6 +101,8 @@ public struct StorePurchase: Sendable, Hashable {
                 return state(at: now) == .active
             case .period:
                 if paidPeriods.contains(where: { $0.covers(issue.date) }) { return true }
+                // A free period opens its issues while it lasts.
+                if freePeriods.contains(where: { now < $0.end && $0.covers(issue.date) }) { return true }
                 // In a grace period, the issues dated since the last paid period ended open too, until the grace ends.
                 guard let graceUntil, now < graceUntil, let lastEnd = paidPeriods.map(\.end).max() else { return false }
                 return PaidPeriod(start: lastEnd, end: graceUntil).covers(issue.date)

@@ -33,6 +33,12 @@ public struct AppleTransaction: Hashable, Sendable {
     public var storefront: String?
     public var transactionReason: AppleTransactionReason?
     public var appTransactionId: String?
+    /// How an offer discounts it: `FREE_TRIAL`, `PAY_AS_YOU_GO`, `PAY_UP_FRONT`; nil without an offer.
+    public var offerDiscountType: String? = nil
+
+    /// A free period (a free trial, or an offer that charges nothing): it opens issues while it lasts but pays
+    /// for none of them.
+    public var isFree: Bool { offerDiscountType == "FREE_TRIAL" || price == 0 }
 }
 
 /// The JSON of a transaction payload, as Apple names and types its fields.
@@ -60,6 +66,7 @@ struct AppleTransactionPayload: Decodable {
     let storefront: String?
     let transactionReason: String?
     let appTransactionId: String?
+    let offerDiscountType: String?
 
     func value() throws(PurchaseVerificationError) -> AppleTransaction {
         AppleTransaction(
@@ -85,7 +92,8 @@ struct AppleTransactionPayload: Decodable {
             offerType: offerType.map(AppleOfferType.init(rawValue:)),
             storefront: storefront,
             transactionReason: transactionReason.map(AppleTransactionReason.init(rawValue:)),
-            appTransactionId: appTransactionId)
+            appTransactionId: appTransactionId,
+            offerDiscountType: offerDiscountType)
     }
 }
 

@@ -41,8 +41,11 @@ public struct GoogleSubscriptionPurchase: Sendable, Equatable, Decodable {
         /// `currency`'s unit as the App Store gives prices; nil when absent or out of range.
         public let price: Int64?
         public let currency: String?
+        /// The line item is in its free trial (`offerPhase.freeTrial`).
+        public let isFreeTrial: Bool
 
-        private enum CodingKeys: String, CodingKey { case productId, expiryTime, autoRenewingPlan }
+        private enum CodingKeys: String, CodingKey { case productId, expiryTime, autoRenewingPlan, offerPhase }
+        private enum PhaseKeys: String, CodingKey { case freeTrial }
         private enum PlanKeys: String, CodingKey { case autoRenewEnabled, recurringPrice }
         private enum MoneyKeys: String, CodingKey { case currencyCode, units, nanos }
 
@@ -72,6 +75,11 @@ public struct GoogleSubscriptionPurchase: Sendable, Equatable, Decodable {
             }
             self.price = price
             self.currency = currency
+            if container.contains(.offerPhase) {
+                isFreeTrial = try container.nestedContainer(keyedBy: PhaseKeys.self, forKey: .offerPhase).contains(.freeTrial)
+            } else {
+                isFreeTrial = false
+            }
         }
     }
 

@@ -125,6 +125,9 @@ public actor PubSubPushVerifier {
         return try check(claims)
     }
 
+    /// The longest a push token Google issues lasts.
+    static let longestLifetime: TimeInterval = 3_600
+
     private func check(_ claims: [String: Any]) throws -> Identity {
         guard let issuer = claims["iss"] as? String, Self.issuers.contains(issuer) else {
             throw PurchaseVerificationError(.wrongApp, "the push token was not issued by accounts.google.com")
@@ -135,7 +138,7 @@ public actor PubSubPushVerifier {
             throw PurchaseVerificationError(.wrongApp, "the push token is for another audience than this endpoint's")
         }
         guard let email = claims["email"] as? String, email == serviceAccountEmail else {
-            throw PurchaseVerificationError(.wrongApp, "the push token is not for the push service account \(serviceAccountEmail)")
+            throw PurchaseVerificationError(.wrongApp, "the push token is not for this server's push service account")
         }
         guard Self.isTrue(claims["email_verified"]) else {
             throw PurchaseVerificationError(.wrongApp, "the push token's email is not verified")
@@ -149,6 +152,11 @@ public actor PubSubPushVerifier {
         }
         guard issuedAt.timeIntervalSince(now) <= clockSkew else {
             throw PurchaseVerificationError(.time, "the push token is issued in the future")
+        }
+        // Google's tokens last an hour: one that claims to last longer was not made by Google.
+        guard expiresAt.timeIntervalSince(issuedAt) <= Self.longestLifetime + clockSkew,
+              expiresAt.timeIntervalSince(now) <= Self.longestLifetime + clockSkew else {
+            throw PurchaseVerificationError(.time, "the push token lasts longer than the hour Google's tokens last")
         }
         return Identity(email: email, subject: claims["sub"] as? String, issuedAt: issuedAt, expiresAt: expiresAt)
     }
