@@ -207,14 +207,19 @@ class Bench:
 
     # MARK: set-up
 
-    def start(self):
+    def prepare(self):
+        """The work directory and the test Apple authority, before any thread is started: the signing pool
+        forks, and a fork taken while another thread holds a lock can leave a worker waiting on it for ever."""
         os.makedirs(self.workdir, exist_ok=True)
         self.authority = purchases.AppleAuthority("Kiosk Bench Apple")
         apple_dir = os.path.join(self.workdir, "apple")
         os.makedirs(apple_dir, exist_ok=True)
-        root_path = os.path.join(apple_dir, "AppleRootCA-G3-test.cer")
-        with open(root_path, "wb") as f:
+        self.root_path = os.path.join(apple_dir, "AppleRootCA-G3-test.cer")
+        with open(self.root_path, "wb") as f:
             f.write(self.authority.root_der)
+
+    def start(self):
+        root_path = self.root_path
         # The configuration names a Google stand-in (purchases.py's); nothing here asks it anything.
         self.google = purchases.GoogleStandIn(os.path.join(self.workdir, "google"),
                                               {"packageName": purchases.PACKAGE, "subscriptions": {}, "products": {}})
@@ -252,6 +257,8 @@ class Bench:
                 first += 3 * count + 1000
                 self.bodies[name] = (path, count)
                 print(f"signed {count} notifications for {name} ({os.path.getsize(path + '.0') / 1e6:.0f} MB)", flush=True)
+            pool.close()
+            pool.join()
         usage1 = resource.getrusage(resource.RUSAGE_CHILDREN)
         self.report["signing"] = {"seconds": round(time.monotonic() - t0, 1),
                                   "notifications": sum(c for _, c in self.bodies.values()),
@@ -447,8 +454,9 @@ class Bench:
 
     def run(self):
         a = self.args
-        self.start()
+        self.prepare()
         self.sign()
+        self.start()
         self.catalogue_bodies()
         if not a.skip_throughput:
             self.throughput("applied", "applied")
