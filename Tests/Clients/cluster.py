@@ -1068,6 +1068,20 @@ def scenario_pgrestart(cluster, s, control, down_seconds, recovery_seconds):
 
 # MARK: - Main
 
+def finish_report(report, started, status, stop_problems=()):
+    """The drivers' common end: what stopping reported, the run's length, the JSON report on standard output and
+    each violation on standard error; returns the exit status (1 when stopping went wrong and nothing else did)."""
+    if stop_problems:
+        report["stop"] = list(stop_problems)
+        report["violations"] += [f"stop: {problem}" for problem in stop_problems]
+        status = status or 1
+    report["seconds"] = round(time.time() - started, 2)
+    print(json.dumps(report, indent=1, default=str))
+    for violation in report["violations"]:
+        print(f"VIOLATION {violation}", file=sys.stderr)
+    return status
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -1151,11 +1165,7 @@ def main():
         status = 2
     finally:
         cluster.stop()
-    report["seconds"] = round(time.time() - started, 2)
-    print(json.dumps(report, indent=1, default=str))
-    for violation in report["violations"]:
-        print(f"VIOLATION {violation}", file=sys.stderr)
-    return status
+    return finish_report(report, started, status)
 
 
 if __name__ == "__main__":

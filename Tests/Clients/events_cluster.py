@@ -79,7 +79,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import cluster as kiosk_cluster  # noqa: E402  (Tests/Clients/cluster.py)
 import crash_check  # noqa: E402  (Tests/Clients/crash_check.py)
-from cluster import SetupError, describe, free_port, outcome, write_issue, zip_folder  # noqa: E402
+from cluster import SetupError, describe, finish_report, free_port, outcome, write_issue, zip_folder  # noqa: E402
 
 OPERATOR = ("olga", "operator-secret-events")
 TIMEOUT_SECONDS = 3                       # webhooks.timeout_seconds
@@ -1158,15 +1158,7 @@ def main():
                                  f"(see {receiver.errors_path})")
         if postgres:
             stop_problems += postgres.stop()
-    if stop_problems:
-        report["stop"] = stop_problems
-        report["violations"] += [f"stop: {problem}" for problem in stop_problems]
-        status = status or 1
-    report["seconds"] = round(time.time() - started, 2)
-    print(json.dumps(report, indent=1, default=str))
-    for violation in report["violations"]:
-        print(f"VIOLATION {violation}", file=sys.stderr)
-    return status
+    return finish_report(report, started, status, stop_problems)
 
 
 if __name__ == "__main__":

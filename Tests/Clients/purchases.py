@@ -95,7 +95,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 import crash_check  # noqa: E402  (Tests/Clients/crash_check.py)
-from cluster import Client, SetupError, describe, outcome  # noqa: E402
+from cluster import Client, SetupError, describe, finish_report, outcome  # noqa: E402
 
 SECRET = "purchases-test-secret-" + "p" * 24
 APP = "quiosc"
@@ -2074,15 +2074,7 @@ def main():
         stopped = kiosk.stop()
         if google:
             google.stop()
-    if stopped:
-        report["stop"] = stopped
-        report["violations"] += [f"stop: {problem}" for problem in stopped]
-        status = status or 1
-    report["seconds"] = round(time.time() - started, 2)
-    print(json.dumps(report, indent=1, default=str))
-    for violation in report["violations"]:
-        print(f"VIOLATION {violation}", file=sys.stderr)
-    return status
+    return finish_report(report, started, status, stopped)
 
 
 if __name__ == "__main__":
