@@ -71,6 +71,50 @@ import Testing
         #expect(stored.map { Int($0.id) } == ids)
     }
 
+    /// 256 open streams are the most an instance serves: the next is answered `503` at once, and a place comes
+    /// free once a reader leaves (noticed at the latest at the next keep-alive).
+    @Test func pastTheMostStreamsTheNextIsRefusedUntilOneLeaves() async throws {
+        let kiosk = try await Self.kiosk()
+        let limit = EventStreamController().maxStreams
+        let answer = try await kiosk.withServer { port in
+            try await python(port, """
+                import base64, socket, time
+                auth = base64.b64encode(b"olga:\(Self.operatorPassword)").decode()
+                def open_stream():
+                    s = socket.create_connection(("127.0.0.1", \(port)), timeout=30)
+                    s.sendall(("GET /events?after=0 HTTP/1.1\\r\\nHost: x\\r\\nAuthorization: Basic " + auth
+                               + "\\r\\nAccept: text/event-stream\\r\\n\\r\\n").encode())
+                    head = b""
+                    while b"\\r\\n\\r\\n" not in head:
+                        part = s.recv(4096)
+                        if not part:
+                            break
+                        head += part
+                    return s, head.split(b"\\r\\n")[0].decode()
+                streams = [open_stream() for _ in range(\(limit))]
+                statuses = sorted(set(status for _, status in streams))
+                extra, refused = open_stream()
+                extra.close()
+                streams.pop()[0].close()
+                freed, deadline = None, time.time() + 40
+                while time.time() < deadline:
+                    s, status = open_stream()
+                    s.close()
+                    if status.startswith("HTTP/1.1 200"):
+                        freed = status
+                        break
+                    time.sleep(1)
+                for s, _ in streams:
+                    s.close()
+                result = {"statuses": statuses, "refused": refused, "freed": freed}
+                """)
+        }
+        let result = answer.value as? [String: Any] ?? [:]
+        #expect(result["statuses"] as? [String] == ["HTTP/1.1 200 OK"], "\(result)")
+        #expect(result["refused"] as? String == "HTTP/1.1 503 Service Unavailable", "\(result)")
+        #expect(result["freed"] as? String == "HTTP/1.1 200 OK", "\(result)")
+    }
+
     @Test func eachReaderSeesWhatItMay() async throws {
         let kiosk = try await Self.kiosk()
         try await kiosk.addIssue(edition: 8, date: "2025-05-30")
