@@ -103,8 +103,9 @@ public enum Base64URL {
 
     /// Decodes unpadded base64url; nil for any other character or an impossible length.
     public static func decode(_ text: some StringProtocol) -> [UInt8]? {
-        var utf8 = String(text)
-        return utf8.withUTF8 { decode(bytes: $0) }
+        if let decoded = text.utf8.withContiguousStorageIfAvailable({ decode(bytes: $0) }) { return decoded }
+        var copy = String(text)
+        return copy.withUTF8 { decode(bytes: $0) }
     }
 
     /// Decodes unpadded base64url ASCII; nil for any other byte or an impossible length.

@@ -1068,6 +1068,20 @@ def scenario_pgrestart(cluster, s, control, down_seconds, recovery_seconds):
 
 # MARK: - Main
 
+def run_scenario(s, name, body):
+    """Runs one scenario's `body`: a crash of the scenario itself (not a set-up error) becomes a violation, with
+    where it happened; the scenario's length goes into its report."""
+    t0 = time.time()
+    try:
+        body()
+    except SetupError:
+        raise
+    except Exception as error:
+        s.violations.append(f"{name}: the scenario stopped with {type(error).__name__}: {error}\n"
+                            f"{traceback.format_exc(limit=4)}")
+    s.report["seconds"] = round(time.time() - t0, 2)
+
+
 def finish_report(report, started, status, stop_problems=()):
     """The drivers' common end: what stopping reported, the run's length, the JSON report on standard output and
     each violation on standard error; returns the exit status (1 when stopping went wrong and nothing else did)."""
@@ -1138,18 +1152,11 @@ def main():
         report["setup_seconds"] = round(time.time() - started, 2)
         for name in dict.fromkeys(scenarios):
             s = startup if name == "startup" else Scenario(cluster, name)
-            t0 = time.time()
-            try:
-                if name == "pgrestart":
-                    scenario_pgrestart(cluster, s, control, args.pg_down_seconds, args.recovery_seconds)
-                else:
-                    globals()[f"scenario_{name}"](cluster, s)
-            except SetupError:
-                raise
-            except Exception as error:   # a crash of the scenario itself is a violation, with where it happened
-                s.violations.append(f"{name}: the scenario stopped with {type(error).__name__}: {error}\n"
-                                    f"{traceback.format_exc(limit=3)}")
-            s.report["seconds"] = round(time.time() - t0, 2)
+            if name == "pgrestart":
+                run_scenario(s, name, lambda: scenario_pgrestart(cluster, s, control, args.pg_down_seconds,
+                                                                 args.recovery_seconds))
+            else:
+                run_scenario(s, name, lambda: globals()[f"scenario_{name}"](cluster, s))
             s.report["violations"] = s.violations
             report["scenarios"][name] = s.report
             report["violations"] += s.violations

@@ -79,7 +79,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import cluster as kiosk_cluster  # noqa: E402  (Tests/Clients/cluster.py)
 import crash_check  # noqa: E402  (Tests/Clients/crash_check.py)
-from cluster import SetupError, describe, finish_report, free_port, outcome, write_issue, zip_folder  # noqa: E402
+from cluster import SetupError, describe, finish_report, free_port, outcome, run_scenario, write_issue, zip_folder  # noqa: E402
 
 OPERATOR = ("olga", "operator-secret-events")
 TIMEOUT_SECONDS = 3                       # webhooks.timeout_seconds
@@ -1125,20 +1125,12 @@ def main():
                        "instances": [i.port for i in cluster.instances], "setup_seconds": round(time.time() - started, 2)})
         for name in args.scenarios:
             s = kiosk_cluster.Scenario(cluster, name)
-            t0 = time.time()
-            try:
-                if name == "pgrestart":
-                    scenario_pgrestart(cluster, s, postgres)
-                else:
-                    globals()[f"scenario_{name}"](cluster, s)
-            except SetupError:
-                raise
-            except Exception as error:  # a crash of the scenario itself is a violation, with where it happened
-                s.violations.append(f"{name}: the scenario stopped with {type(error).__name__}: {error}\n"
-                                    f"{traceback.format_exc(limit=4)}")
+            if name == "pgrestart":
+                run_scenario(s, name, lambda: scenario_pgrestart(cluster, s, postgres))
+            else:
+                run_scenario(s, name, lambda: globals()[f"scenario_{name}"](cluster, s))
             while THREAD_ERRORS:
                 s.violations.append(f"{name}: {THREAD_ERRORS.pop(0)}")
-            s.report["seconds"] = round(time.time() - t0, 2)
             s.report["violations"] = s.violations
             report["scenarios"][name] = s.report
             report["violations"] += s.violations
