@@ -18,8 +18,8 @@ import ServiceLifecycle
 /// per stream, so a slow reader costs no memory beyond that; at most `maxStreams` are open per instance
 /// (`503` beyond). Streams end when the server shuts down.
 package struct EventStreamController {
-    /// Open streams on this instance, over all runtimes.
-    package static let openStreams = NIOLockedValueBox(0)
+    /// Open streams on this server, over all its runtimes (one box, shared by the routes' copies of the controller).
+    package let openStreams = NIOLockedValueBox(0)
     package var maxStreams = 256
     package var page = 200
     package var keepAlive: Duration = .seconds(15)
@@ -60,7 +60,7 @@ package struct EventStreamController {
         } else {
             start = bounds?.upperBound ?? 0
         }
-        guard Self.openStreams.withLockedValue({ count in
+        guard openStreams.withLockedValue({ count in
             guard count < maxStreams else { return false }
             count += 1
             return true
@@ -71,7 +71,7 @@ package struct EventStreamController {
         let editions = EditionPublications(database: context.runtime.console.database)
         let logger = context.logger
         let body = ResponseBody { [self, types] writer in
-            defer { Self.openStreams.withLockedValue { $0 -= 1 } }
+            defer { openStreams.withLockedValue { $0 -= 1 } }
             var cursor = start
             var lastWrite = ContinuousClock.now
             if format == .sse { try await writer.write(ByteBuffer(string: "retry: 2000\n\n")) }
