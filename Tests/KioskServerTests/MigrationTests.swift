@@ -1,5 +1,6 @@
 import CSystemCalls
 import Foundation
+import Glibc
 import KioskModels
 import KioskSQLite
 import KioskTestSupport
