@@ -199,6 +199,8 @@ public struct StoreChecks: StoreVerifying {
         guard notification.notificationType != .test, let data = notification.data, let transaction = data.transaction else {
             return notice
         }
+        // Several bought at once, which a registration refuses: recorded, and it changes nothing.
+        guard transaction.quantity == 1 else { return notice }
         var facts = Self.facts(transaction, subscription: transaction.type == .autoRenewableSubscription)
         if let renewal = data.renewalInfo {
             guard renewal.originalTransactionId == transaction.originalTransactionId else {

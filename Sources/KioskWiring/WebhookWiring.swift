@@ -31,7 +31,8 @@ package enum WebhookWiring {
                 do throws(WebhookSecretProblem) { _ = try WebhookSecret(line) } catch { throw problem(error.problem) }
             }
             guard case .success(let types) = EventType.parseList(entry.types.joined(separator: ",")) else {
-                throw problem("lists an unknown event type")   // `validate` refused it already
+                throw StoreFileProblem(key: "\(key).types", path: entry.types.joined(separator: ","),
+                                       problem: "lists an unknown event type")   // `validate` refused it already
             }
             return WebhookEndpoint(source: .file, name: entry.name, owner: entry.owner, url: entry.url, types: types,
                                    secrets: lines, createdAt: time)

@@ -207,6 +207,17 @@ struct StoreChecksAppleTests {
         // A subscription's transaction in a notice pays for its period, whatever was registered.
         let subscription = try await self.notice(try authority.notification())
         #expect(subscription.facts?.payment?.period != nil)
+
+        // Several bought at once, which a registration refuses: recorded as a notice, with nothing to apply.
+        let three = try authority.sign(
+            AppleTestAuthority.transactionPayload(["type": "Consumable", "productId": "kiosk.pack5", "quantity": 3])
+                .removingKeys(["expiresDate"]))
+        var severalPayload = payload
+        severalPayload["notificationUUID"] = "7c1d9b62-1f1e-4e54-8d8f-4c2a7b3e0f88"
+        severalPayload["data"] = (payload["data"] as? [String: Any])?.merging(["signedTransactionInfo": three]) { _, new in new }
+        let several = try await self.notice(try authority.sign(severalPayload))
+        #expect(several.type == "ONE_TIME_CHARGE")
+        #expect(several.facts == nil)
     }
 
     @Test("TEST, a notification without a transaction and a summary carry no facts")

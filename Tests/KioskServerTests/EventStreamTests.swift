@@ -149,4 +149,46 @@ import Testing
         #expect(answers[3].body.contains("issue.nonsense"))
         #expect(answers[4].status == 400)
     }
+
+    /// A graceful stop (SIGTERM) of the real binary ends a following stream properly (the chunked body's last
+    /// chunk), and the process exits: an open stream does not hold the server up.
+    @Test func aGracefulStopEndsAFollowingStream() async throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let config = try writeTestConfiguration(in: directory)
+        let server = try await ServerProcess(["--config", config], environment: ["KIOSK_SECRET": String(repeating: "e", count: 40)])
+        let output = try await runClient("python3", ["-c", """
+            import base64, json, os, signal, socket, time
+            s = socket.create_connection(("127.0.0.1", \(server.port)), timeout=30)
+            auth = base64.b64encode(b"publisher:publisher-secret").decode()
+            s.sendall(("GET /events HTTP/1.1\\r\\nHost: x\\r\\nAuthorization: Basic " + auth
+                       + "\\r\\nAccept: text/event-stream\\r\\n\\r\\n").encode())
+            received = b""
+            while b"retry: 2000" not in received:
+                part = s.recv(4096)
+                if not part:
+                    break
+                received += part
+            opened = received.split(b"\\r\\n")[0].decode()
+            os.kill(\(server.pid), signal.SIGTERM)
+            start = time.time()
+            s.settimeout(1)
+            while time.time() - start < 40:   # keep-alives every 15 s: bounded by the clock, not the socket
+                try:
+                    part = s.recv(4096)
+                except socket.timeout:
+                    continue
+                if not part:
+                    break
+                received += part
+            print(json.dumps({"opened": opened, "seconds": time.time() - start,
+                              "last chunk": received.endswith(b"\\r\\n0\\r\\n\\r\\n")}))
+            """])
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String: Any], "\(output)")
+        #expect(report["opened"] as? String == "HTTP/1.1 200 OK", "\(report)")
+        #expect(report["last chunk"] as? Bool == true, "the stream ended with the chunked body's end: \(report)")
+        // The stream notices the stop at its next poll (every second); 20 s leaves room for a crowded machine.
+        #expect((report["seconds"] as? Double ?? 99) < 20, "\(report)")
+        #expect(try await server.waitForExit(timeout: .seconds(30)) == 0, "\(server.log.suffix(2000))")
+    }
 }
