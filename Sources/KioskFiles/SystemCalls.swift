@@ -223,9 +223,14 @@ package enum FS {
     /// Unix time now, in seconds.
 
     /// Monotonic seconds, for rates.
-    package static func monotonic() -> Double {
+    package static func monotonic() -> Double { seconds(on: CLOCK_MONOTONIC) }
+
+    /// Seconds of CPU the calling thread has used, for costs that must not depend on the machine's load.
+    package static func threadCPUTime() -> Double { seconds(on: CLOCK_THREAD_CPUTIME_ID) }
+
+    private static func seconds(on clock: clockid_t) -> Double {
         var spec = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &spec)
+        clock_gettime(clock, &spec)
         return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
     }
 }

@@ -143,6 +143,27 @@ extension PostgresKioskStore {
         return saved
     }
 
+    public func changeWebhookEndpoint(id: Int64, _ change: WebhookEndpointChange) async throws -> WebhookEndpoint? {
+        try await withTransaction { [self] c in
+            let changed: Int
+            switch change {
+            case .enable:
+                changed = try await c.run("""
+                    UPDATE webhook_endpoints SET enabled = TRUE, disabled_reason = NULL, failing_since = NULL
+                    WHERE id = \(id) RETURNING 1
+                    """, logger: logger)
+            case .disable(let reason):
+                changed = try await c.run("""
+                    UPDATE webhook_endpoints SET enabled = FALSE, disabled_reason = \(reason) WHERE id = \(id) RETURNING 1
+                    """, logger: logger)
+            case .secrets(let secrets):
+                let column = WebhookEndpointColumns.secrets(secrets)
+                changed = try await c.run("UPDATE webhook_endpoints SET secrets = \(column) WHERE id = \(id) RETURNING 1", logger: logger)
+            }
+            return changed == 1 ? try await endpoint(id: id, on: c) : nil
+        }
+    }
+
     public func deleteWebhookEndpoint(id: Int64) async throws -> Bool {
         try await withConnection { [self] c in
             try await c.run("DELETE FROM webhook_endpoints WHERE id = \(id) RETURNING 1", logger: logger) == 1

@@ -125,6 +125,22 @@ extension SQLiteKioskStore {
         return saved
     }
 
+    public func changeWebhookEndpoint(id: Int64, _ change: WebhookEndpointChange) async throws -> WebhookEndpoint? {
+        try await write { db in
+            switch change {
+            case .enable:
+                try db.execute(sql: "UPDATE webhook_endpoints SET enabled = 1, disabled_reason = NULL, failing_since = NULL WHERE id = ?",
+                               arguments: [id])
+            case .disable(let reason):
+                try db.execute(sql: "UPDATE webhook_endpoints SET enabled = 0, disabled_reason = ? WHERE id = ?", arguments: [reason, id])
+            case .secrets(let secrets):
+                try db.execute(sql: "UPDATE webhook_endpoints SET secrets = ? WHERE id = ?",
+                               arguments: [WebhookEndpointColumns.secrets(secrets), id])
+            }
+            return db.changesCount == 1 ? try Self.endpoint(id: id, db) : nil
+        }
+    }
+
     public func deleteWebhookEndpoint(id: Int64) async throws -> Bool {
         try await write { db in
             try db.execute(sql: "DELETE FROM webhook_endpoints WHERE id = ?", arguments: [id])

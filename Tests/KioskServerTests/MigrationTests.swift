@@ -1,6 +1,5 @@
 import CSystemCalls
 import Foundation
-import Glibc
 import KioskModels
 import KioskSQLite
 import KioskTestSupport
@@ -106,11 +105,9 @@ import Testing
         #expect(legacy?.isLegacy == true && PasswordHashing.check("secret", against: legacy))
         /// CPU time of this thread for three wrong checks: what the check costs, whatever else the machine runs.
         @Sendable func cost(_ stored: StoredPasswordHash?) -> Double {
-            var start = timespec(), end = timespec()
-            clock_gettime(CLOCK_THREAD_CPUTIME_ID, &start)
+            let start = FS.threadCPUTime()
             for _ in 0..<3 { _ = PasswordHashing.check("wrong", against: stored) }
-            clock_gettime(CLOCK_THREAD_CPUTIME_ID, &end)
-            return Double(end.tv_sec - start.tv_sec) + Double(end.tv_nsec - start.tv_nsec) / 1e9
+            return FS.threadCPUTime() - start
         }
         // On a thread of its own: seconds of bcrypt must not hold one of the few threads other tests' tasks share.
         let (bcryptCost, legacyCost, unknownCost) = await withCheckedContinuation { continuation in

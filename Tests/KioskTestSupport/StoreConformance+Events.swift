@@ -238,8 +238,9 @@ extension StoreConformance {
     }
 
     /// Endpoints saved and read back, by owner, updated, deleted with their deliveries and log; an update of
-    /// none refused; `syncFileEndpoints` adds, removes and updates the file's by name, keeping an updated
-    /// one's id, state and log, and never touching the console's.
+    /// none refused; an operator's change (`changeWebhookEndpoint`) keeps what deliveries recorded;
+    /// `syncFileEndpoints` adds, removes and updates the file's by name, keeping an updated one's id, state
+    /// and log, and never touching the console's.
     func webhookEndpoints() async throws {
         let store = try await makeStore()
         let t = Self.t0
@@ -297,6 +298,23 @@ extension StoreConformance {
         #expect(try await store.deliveryBacklog(at: t + 10).waiting == 2, "f2's delivery went with it; b's (leased) and f1's wait")
         try await store.syncFileEndpoints([changedF1, Self.endpoint("f3", source: .file)])
         #expect(try await store.webhookEndpoints(owner: nil) == synced, "a sync without changes changes nothing")
+
+        // An operator's change touches its own columns alone: what the deliveries recorded stays.
+        var rotated = newF1
+        rotated.secrets = ["whsec_next", "whsec_f1"]
+        #expect(try await store.changeWebhookEndpoint(id: f1.id, .secrets(rotated.secrets)) == rotated, "failing_since kept")
+        var off = rotated
+        off.enabled = false
+        off.disabledReason = "paused"
+        #expect(try await store.changeWebhookEndpoint(id: f1.id, .disable(reason: "paused")) == off)
+        var on = off
+        on.enabled = true
+        on.disabledReason = nil
+        on.failingSince = nil
+        #expect(try await store.changeWebhookEndpoint(id: f1.id, .enable) == on, "a fresh start forgets its failures")
+        #expect(try await store.changeWebhookEndpoint(id: b.id + 100, .enable) == nil)
+        #expect(try await store.deliveryLog(endpointID: f1.id, limit: 10) == [tried])
+        #expect(try await store.changeWebhookEndpoint(id: f1.id, .secrets(["whsec_f1"]))?.secrets == ["whsec_f1"])
 
         // Deleting an endpoint takes its deliveries and log: its worker's lease is lost.
         #expect(try await store.deleteWebhookEndpoint(id: f1.id))

@@ -263,6 +263,7 @@ final class WebhookStoreDouble: WebhookStore, EventLog, KioskClock, Sendable {
     func webhookEndpoints(owner: String?) async throws -> [WebhookEndpoint] { state.withLock { $0.endpoints } }
     func webhookEndpoint(id: Int64) async throws -> WebhookEndpoint? { state.withLock { $0.endpoints.first { $0.id == id } } }
     func saveWebhookEndpoint(_ endpoint: WebhookEndpoint) async throws -> WebhookEndpoint { throw DoubleFailure() }
+    func changeWebhookEndpoint(id: Int64, _ change: WebhookEndpointChange) async throws -> WebhookEndpoint? { throw DoubleFailure() }
     func deleteWebhookEndpoint(id: Int64) async throws -> Bool { throw DoubleFailure() }
     func syncFileEndpoints(_ endpoints: [WebhookEndpoint]) async throws { throw DoubleFailure() }
     func deliveryLog(endpointID: Int64, limit: Int) async throws -> [DeliveryAttempt] { throw DoubleFailure() }

@@ -7,6 +7,9 @@ public protocol WebhookStore: Sendable {
     func webhookEndpoint(id: Int64) async throws -> WebhookEndpoint?
     /// Adds (`id` 0) or updates an endpoint; returns it as stored.
     func saveWebhookEndpoint(_ endpoint: WebhookEndpoint) async throws -> WebhookEndpoint
+    /// Applies `change` to the endpoint `id` alone, leaving what deliveries record on it (its failures, a
+    /// disabling by `410`) as they are; returns the endpoint as stored after it, nil when there is none.
+    func changeWebhookEndpoint(id: Int64, _ change: WebhookEndpointChange) async throws -> WebhookEndpoint?
     /// Removes an endpoint with its pending deliveries; its log goes with it.
     func deleteWebhookEndpoint(id: Int64) async throws -> Bool
     /// Makes the file's endpoints (`source` `.file`) exactly `endpoints`, matched by name: new ones added, gone
@@ -29,6 +32,16 @@ public protocol WebhookStore: Sendable {
     func redeliver(eventID: Int64, endpointID: Int64, at now: Int64) async throws -> Bool
     /// How many deliveries wait, and since when the oldest due one has (Unix seconds; nil when none).
     func deliveryBacklog(at now: Int64) async throws -> (waiting: Int, oldestDue: Int64?)
+}
+
+/// A change an operator makes to one endpoint, stored without rewriting the rest of its row.
+public enum WebhookEndpointChange: Sendable, Hashable {
+    /// On again, its past failures forgotten (a fresh start: they do not disable it again at once).
+    case enable
+    /// Off, with why.
+    case disable(reason: String)
+    /// Its signing secrets (the new one first during a rotation).
+    case secrets([String])
 }
 
 /// A change `WebhookStore` refused.

@@ -74,10 +74,7 @@ extension ConsolePage {
         case "enable", "disable":
             let enable = action == "enable"
             guard endpoint.enabled != enable else { return redirect(list) }
-            endpoint.enabled = enable
-            endpoint.disabledReason = enable ? nil : "disabled by \(operatorAccount.username) in the console"
-            if enable { endpoint.failingSince = nil }   // a fresh start: old failures do not disable it again at once
-            endpoint = try await database.saveWebhookEndpoint(endpoint)
+            endpoint = try await change(endpoint, enable ? .enable : .disable(reason: "disabled by \(operatorAccount.username) in the console"))
             try await audit("webhook." + action, subject, before: before, after: Self.describe(endpoint))
             return redirect(list)
         case "delete":
@@ -91,15 +88,13 @@ extension ConsolePage {
                 return try await webhooks(notice: text["finish_rotation_first"], status: .unprocessableContent)
             }
             let secret = runtime.console.webhooks.newSecret()
-            endpoint.secrets = [secret] + endpoint.secrets
-            endpoint = try await database.saveWebhookEndpoint(endpoint)
+            endpoint = try await change(endpoint, .secrets([secret] + endpoint.secrets))
             try await audit("webhook.rotate", subject, before: before, after: Self.describe(endpoint))
             return try await webhooks(secret: .init(name: endpoint.name, value: secret, rotated: true))
         case "finish_rotation":
             try requireConsoleEndpoint(endpoint)
             guard endpoint.secrets.count > 1, let current = endpoint.secrets.first else { return redirect(list) }
-            endpoint.secrets = [current]
-            endpoint = try await database.saveWebhookEndpoint(endpoint)
+            endpoint = try await change(endpoint, .secrets([current]))
             try await audit("webhook.finish_rotation", subject, before: before, after: Self.describe(endpoint))
             return redirect(list)
         case "test":
@@ -120,6 +115,14 @@ extension ConsolePage {
             try await audit("webhook.send_again", subject, after: "evt_\(eventID) queued")
             return redirect(detail)
         }
+    }
+
+    /// `endpoint` after `change`, stored on its own so that what deliveries recorded meanwhile stays.
+    private func change(_ endpoint: WebhookEndpoint, _ change: WebhookEndpointChange) async throws -> WebhookEndpoint {
+        guard let changed = try await database.changeWebhookEndpoint(id: endpoint.id, change) else {
+            throw KioskHTTPError.notFound(text["no_such_webhook"] ?? "")
+        }
+        return changed
     }
 
     /// A new console endpoint of this operator: checked (name, URL's form and destination, types), saved
