@@ -231,6 +231,16 @@ import Testing
             }
             #expect(try await store.webhookEndpoint(id: martas.id) == martas)
 
+            // At most so many of one's own here: the next is refused and nothing is stored.
+            for k in 1..<ConsolePage.consoleEndpointsPerOwner {
+                _ = try await store.saveWebhookEndpoint(WebhookEndpoint(
+                    source: .console, name: "Edi \(k)", owner: "edi", url: "https://edi.example.com/\(k)", secrets: [Self.fileSecret],
+                    createdAt: kiosk.clock.now))
+            }
+            let full = try await post("action=add&name=Edi+more&url=\(url)&type_issue.published=1")
+            #expect(full.status == .unprocessableContent && Self.notice(Self.text(full)).contains(Self.html("Ja teniu el màxim de webhooks")))
+            #expect(try await store.webhookEndpoints(owner: "edi").count == ConsolePage.consoleEndpointsPerOwner)
+
             // An operator sees both, with their owners.
             let operatorCookie = try await kiosk.signIn("marta")
             let all = Self.text(try await Self.get(client, operatorCookie, "/admin/webhooks"))

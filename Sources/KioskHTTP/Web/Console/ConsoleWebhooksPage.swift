@@ -17,6 +17,9 @@ extension ConsolePage {
     static let deliveryLogLimit = 200
     /// An endpoint failing for longer than this (seconds) is named on the dashboard.
     static let failingNoticeAfter: Int64 = 86_400
+    /// The most endpoints one operator may add here: each is a worker's sends on every matching event, so an
+    /// account (or a stolen session) cannot make the server post without end.
+    static let consoleEndpointsPerOwner = 25
 
     /// The types an endpoint of this role may receive: an editor's are those a publisher reads in the stream.
     var webhookTypes: [EventType] {
@@ -136,6 +139,11 @@ extension ConsolePage {
         let entered = WebhooksView.Entered(name: form.text("name"), url: form.text("url"), types: types)
         if let problem = webhookProblem(entered) {
             return try await webhooks(notice: problem, status: .unprocessableContent, entered: entered)
+        }
+        let owned = try await database.webhookEndpoints(owner: operatorAccount.username).filter { $0.source == .console }
+        guard owned.count < Self.consoleEndpointsPerOwner else {
+            let notice = "\(text["too_many_webhooks"] ?? "") (\(Self.consoleEndpointsPerOwner))"
+            return try await webhooks(notice: notice, status: .unprocessableContent, entered: entered)
         }
         let secret = runtime.console.webhooks.newSecret()
         let endpoint = try await database.saveWebhookEndpoint(WebhookEndpoint(
