@@ -15,7 +15,8 @@ import Testing
     static func kiosk() async throws -> TestKiosk {
         let hash = try await PasswordHashing().hash(operatorPassword, cost: 4)
         return try await TestKiosk { configuration in
-            configuration.operators = [.init(username: "olga", passwordHash: hash, role: .editor)]
+            configuration.operators = [.init(username: "olga", passwordHash: hash, role: .operator)]
+                + ["eddie", "otto", "ona", "pia"].map { .init(username: $0, passwordHash: hash, role: .editor) }
             configuration.publishers[0].publications = nil
             configuration.publishers[0].editions = [8]
         }
@@ -71,18 +72,21 @@ import Testing
         #expect(stored.map { Int($0.id) } == ids)
     }
 
-    /// 256 open streams are the most an instance serves: the next is answered `503` at once, and a place comes
-    /// free once a reader leaves (noticed at the latest at the next keep-alive).
+    /// 64 open streams are the most one account holds (the next `429`, while another account still gets
+    /// one), 256 the most an instance serves (the next `503` at once, whoever asks), and a place comes free
+    /// once a reader leaves (noticed at the latest at the next keep-alive).
     @Test func pastTheMostStreamsTheNextIsRefusedUntilOneLeaves() async throws {
         let kiosk = try await Self.kiosk()
-        let limit = EventStreamController().maxStreams
+        let controller = EventStreamController()
+        let (limit, perAccount) = (controller.maxStreams, controller.maxStreamsPerAccount)
+        #expect(limit == 4 * perAccount, "four accounts fill the server")
         let answer = try await kiosk.withServer { port in
             try await python(port, """
                 import base64, socket, time
-                auth = base64.b64encode(b"olga:\(Self.operatorPassword)").decode()
-                def open_stream():
+                def open_stream(user, query="after=0"):
+                    auth = base64.b64encode(user.encode() + b":\(Self.operatorPassword)").decode()
                     s = socket.create_connection(("127.0.0.1", \(port)), timeout=30)
-                    s.sendall(("GET /events?after=0 HTTP/1.1\\r\\nHost: x\\r\\nAuthorization: Basic " + auth
+                    s.sendall(("GET /events?" + query + " HTTP/1.1\\r\\nHost: x\\r\\nAuthorization: Basic " + auth
                                + "\\r\\nAccept: text/event-stream\\r\\n\\r\\n").encode())
                     head = b""
                     while b"\\r\\n\\r\\n" not in head:
@@ -91,26 +95,38 @@ import Testing
                             break
                         head += part
                     return s, head.split(b"\\r\\n")[0].decode()
-                streams = [open_stream() for _ in range(\(limit))]
+                def try_once(user, query="after=0"):
+                    s, status = open_stream(user, query)
+                    s.close()
+                    return status
+                streams = [open_stream("olga") for _ in range(\(perAccount))]
+                own_refused = try_once("olga")
+                # (one that ends at once, so that it holds no place while the others fill the server)
+                other_while_olga_full = try_once("pia", "after=0&follow=false")
+                time.sleep(0.5)
+                for user in ("eddie", "otto", "ona"):
+                    streams += [open_stream(user) for _ in range(\(perAccount))]
                 statuses = sorted(set(status for _, status in streams))
-                extra, refused = open_stream()
-                extra.close()
+                server_refused = try_once("eddie")
                 streams.pop()[0].close()
                 freed, deadline = None, time.time() + 40
                 while time.time() < deadline:
-                    s, status = open_stream()
-                    s.close()
+                    status = try_once("ona")
                     if status.startswith("HTTP/1.1 200"):
                         freed = status
                         break
                     time.sleep(1)
                 for s, _ in streams:
                     s.close()
-                result = {"statuses": statuses, "refused": refused, "freed": freed}
+                result = {"statuses": statuses, "count": len(streams) + 1, "own_refused": own_refused,
+                          "other": other_while_olga_full, "refused": server_refused, "freed": freed}
                 """)
         }
         let result = answer.value as? [String: Any] ?? [:]
         #expect(result["statuses"] as? [String] == ["HTTP/1.1 200 OK"], "\(result)")
+        #expect(result["count"] as? Int == limit, "\(result)")
+        #expect(result["own_refused"] as? String == "HTTP/1.1 429 Too Many Requests", "\(result)")
+        #expect(result["other"] as? String == "HTTP/1.1 200 OK", "\(result)")
         #expect(result["refused"] as? String == "HTTP/1.1 503 Service Unavailable", "\(result)")
         #expect(result["freed"] as? String == "HTTP/1.1 200 OK", "\(result)")
     }
@@ -126,7 +142,10 @@ import Testing
                                 accept: "application/x-ndjson"),
              try await Self.get(port, "/events?after=0&follow=false", user: "kiosk", password: TestKiosk.apiPassword),
              try await Self.get(port, "/events?after=0&follow=false&types=issue.nonsense", user: "olga", password: Self.operatorPassword),
-             try await Self.get(port, "/events?after=banana", user: "olga", password: Self.operatorPassword)]
+             try await Self.get(port, "/events?after=banana", user: "olga", password: Self.operatorPassword),
+             try await Self.get(port, "/events?after=0&follow=false", user: "eddie", password: Self.operatorPassword,
+                                accept: "application/x-ndjson"),
+             try await Self.get(port, "/events?after=evt_900000", user: "olga", password: Self.operatorPassword)]
         }
         // The publisher may publish to edition 8 only: it sees that issue, not edition 1's, not the reader.
         #expect(answers[0].status == 200)
@@ -148,6 +167,14 @@ import Testing
         #expect(answers[3].status == 400)
         #expect(answers[3].body.contains("issue.nonsense"))
         #expect(answers[4].status == 400)
+        // An editor reads as a publisher of every edition: both issues, not the reader.
+        #expect(answers[5].status == 200)
+        let editorSees = answers[5].body.split(separator: "\n").compactMap { line in
+            ((try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any])?["type"] as? String
+        }
+        #expect(editorSees.filter { $0 == "issue.published" }.count == 2 && !editorSees.contains("reader.added"), "\(editorSees)")
+        // A position past the newest event is none of this server's: following it would skip what comes.
+        #expect(answers[6].status == 400 && answers[6].body.contains("newer than the newest"), "\(answers[6])")
     }
 
     /// A graceful stop (SIGTERM) of the real binary ends a following stream properly (the chunked body's last

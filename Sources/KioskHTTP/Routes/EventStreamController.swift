@@ -16,11 +16,13 @@ import ServiceLifecycle
 /// keep-alive is written every 15 s (an SSE comment, an empty line in NDJSON). With `?follow=false` the
 /// answer ends once it has caught up. Writes wait for the reader, and at most one page of events is held
 /// per stream, so a slow reader costs no memory beyond that; at most `maxStreams` are open per instance
-/// (`503` beyond). Streams end when the server shuts down.
+/// (`503` beyond) and `maxStreamsPerAccount` per account (`429` beyond), so one account cannot take every
+/// place. Streams end when the server shuts down.
 package struct EventStreamController {
     /// Open streams on this server, over all its runtimes (one box, shared by the routes' copies of the controller).
-    package let openStreams = NIOLockedValueBox(0)
+    package let openStreams = NIOLockedValueBox(OpenStreams())
     package var maxStreams = 256
+    package var maxStreamsPerAccount = 64
     package var page = 200
     package var keepAlive: Duration = .seconds(15)
     package var poll: Duration = .seconds(1)
@@ -45,6 +47,7 @@ package struct EventStreamController {
             case .failure(let unknown): throw KioskHTTPError.badRequest(unknown.description)
             }
         }
+        let account = context.authenticatedUser ?? ""
         let follow = request.uri.queryParameters["follow"].map { $0 != "false" && $0 != "0" } ?? true
         let bounds = try await log.eventBounds()
         let start: Int64
@@ -56,22 +59,28 @@ package struct EventStreamController {
                 throw KioskHTTPError.gone("Events after \(position) are no longer kept (the oldest kept is evt_\(bounds.lowerBound)); "
                                           + "read the current state again, then follow from the newest event.")
             }
+            if let bounds, position > bounds.upperBound {
+                // Not an event of this log (another server's, or one from before a restore): following from it would skip events unseen.
+                throw KioskHTTPError.badRequest("evt_\(position) is newer than the newest event here (evt_\(bounds.upperBound)); "
+                                                + "read the current state again, then follow from the newest event.")
+            }
             start = position
         } else {
             start = bounds?.upperBound ?? 0
         }
-        guard openStreams.withLockedValue({ count in
-            guard count < maxStreams else { return false }
-            count += 1
-            return true
-        }) else {
+        switch openStreams.withLockedValue({ $0.open(by: account, most: maxStreams, mostPerAccount: maxStreamsPerAccount) }) {
+        case .opened: break
+        case .serverFull:
             throw KioskHTTPError(.serviceUnavailable, "Too many event streams are open on this server; try again shortly.",
                                  headers: [.retryAfter: "5"])
+        case .accountFull:
+            throw KioskHTTPError(.tooManyRequests, "This account has \(maxStreamsPerAccount) event streams open, the most one account may; "
+                                 + "close one first.", headers: [.retryAfter: "5"])
         }
         let editions = EditionPublications(database: context.runtime.console.database)
         let logger = context.logger
         let body = ResponseBody { [self, types] writer in
-            defer { openStreams.withLockedValue { $0 -= 1 } }
+            defer { openStreams.withLockedValue { $0.close(by: account) } }
             var cursor = start
             var lastWrite = ContinuousClock.now
             if format == .sse { try await writer.write(ByteBuffer(string: "retry: 2000\n\n")) }
@@ -117,10 +126,36 @@ package struct EventStreamController {
         if let publisher = accounts.first(where: { $0.kind == .publisher && $0.username == username }) {
             return .publisher(scope: publisher.scope)
         }
-        guard accounts.contains(where: { $0.kind == .operator && $0.username == username }) else {
+        guard let account = accounts.first(where: { $0.kind == .operator && $0.username == username }) else {
             throw KioskHTTPError.forbidden("Only publishers and operators read events.")
         }
-        return .operator
+        // An editor reads what its console webhooks may receive: issues and editions, as a publisher of every edition.
+        return account.role?.mayConfigure == true ? .operator : .publisher(scope: nil)
+    }
+}
+
+/// How many event streams are open, in all and per account.
+package struct OpenStreams: Sendable {
+    package private(set) var total = 0
+    private var byAccount: [String: Int] = [:]
+
+    enum Admission { case opened, serverFull, accountFull }
+
+    /// Counts a new stream of `account` when there is room for it.
+    mutating func open(by account: String, most: Int, mostPerAccount: Int) -> Admission {
+        guard total < most else { return .serverFull }
+        let own = byAccount[account, default: 0]
+        guard own < mostPerAccount else { return .accountFull }
+        total += 1
+        byAccount[account] = own + 1
+        return .opened
+    }
+
+    /// Counts a stream of `account` as closed.
+    mutating func close(by account: String) {
+        total = max(0, total - 1)
+        let own = byAccount[account, default: 0] - 1
+        byAccount[account] = own > 0 ? own : nil
     }
 }
 
