@@ -225,16 +225,25 @@ extension PostgresKioskStore {
 
     /// The deliveries another claimer is taking are skipped (`SKIP LOCKED`), not waited for; one whose
     /// lease it committed is seen leased when rechecked.
-    public func claimDeliveries(worker: String, now: Int64, leaseUntil: Int64, limit: Int) async throws -> [WebhookDelivery] {
+    /// Each enabled endpoint's oldest due, as many as its room (`LATERAL`), then the oldest of those.
+    public func claimDeliveries(worker: String, now: Int64, leaseUntil: Int64, limit: Int, perEndpoint: Int) async throws -> [WebhookDelivery] {
         let limit = max(0, limit)
+        let perEndpoint = Int64(clamping: perEndpoint)
         return try await withTransaction { [self] c in
             let rows = try await c.rows("""
                 WITH picked AS (
-                    SELECT d.id FROM webhook_deliveries d JOIN webhook_endpoints w ON w.id = d.endpoint_id
-                    WHERE d.state = 'waiting' AND d.due_at <= \(now) AND w.enabled
-                      AND (d.lease_until IS NULL OR d.lease_until <= \(now))
-                    ORDER BY d.due_at, d.id LIMIT \(limit)
-                    FOR UPDATE OF d SKIP LOCKED),
+                    SELECT p.id FROM webhook_endpoints w
+                    CROSS JOIN LATERAL (
+                        SELECT d.id, d.due_at FROM webhook_deliveries d
+                        WHERE d.endpoint_id = w.id AND d.state = 'waiting' AND d.due_at <= \(now)
+                          AND (d.lease_until IS NULL OR d.lease_until <= \(now))
+                        ORDER BY d.due_at, d.id
+                        LIMIT GREATEST(0, LEAST(\(Int64(limit)), \(perEndpoint) - (
+                            SELECT COUNT(*) FROM webhook_deliveries b
+                            WHERE b.endpoint_id = w.id AND b.state = 'waiting' AND b.lease_until > \(now))))
+                        FOR UPDATE OF d SKIP LOCKED) p
+                    WHERE w.enabled
+                    ORDER BY p.due_at, p.id LIMIT \(limit)),
                 leased AS (
                     UPDATE webhook_deliveries d SET lease_owner = \(worker), lease_until = \(leaseUntil)
                     FROM picked WHERE d.id = picked.id

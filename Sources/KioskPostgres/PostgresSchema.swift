@@ -512,6 +512,11 @@ enum PostgresSchema {
             """,
             "CREATE INDEX push_fanouts_waiting ON push_fanouts (event_id) WHERE NOT done",
         ]),
+        // As in SQLite (v18): claims take each endpoint's room and oldest due deliveries.
+        Migration(version: 18, name: "webhook deliveries by endpoint", statements: [
+            "CREATE INDEX webhook_deliveries_due_by_endpoint ON webhook_deliveries (endpoint_id, due_at, id) WHERE state = 'waiting'",
+            "CREATE INDEX webhook_deliveries_leased_by_endpoint ON webhook_deliveries (endpoint_id, lease_until) WHERE state = 'waiting'",
+        ]),
     ]
 
     /// `pg_advisory_xact_lock` key of push fan-out claims: "PUSH" in ASCII. One claimer at a time reads and

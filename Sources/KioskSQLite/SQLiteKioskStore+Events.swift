@@ -185,18 +185,29 @@ extension SQLiteKioskStore {
         }
     }
 
-    public func claimDeliveries(worker: String, now: Int64, leaseUntil: Int64, limit: Int) async throws -> [WebhookDelivery] {
+    /// One endpoint at a time (the write transaction holds off other claimers): its room, then its oldest due.
+    public func claimDeliveries(worker: String, now: Int64, leaseUntil: Int64, limit: Int, perEndpoint: Int) async throws -> [WebhookDelivery] {
         try await write { db in
-            let rows = try Row.fetchAll(db, sql: """
-                SELECT d.id, d.attempts, \(Self.eventColumns), \(Self.endpointColumns)
-                FROM webhook_deliveries d
-                JOIN outbox_events e ON e.id = d.event_id
-                JOIN webhook_endpoints w ON w.id = d.endpoint_id
-                WHERE d.state = 'waiting' AND d.due_at <= ?1 AND w.enabled AND (d.lease_until IS NULL OR d.lease_until <= ?1)
-                ORDER BY d.due_at, d.id LIMIT ?2
-                """, arguments: [now, max(0, limit)])
+            let limit = max(0, limit)
+            var rows: [Row] = []
+            for endpoint in try Int64.fetchAll(db, sql: "SELECT id FROM webhook_endpoints WHERE enabled ORDER BY id") {
+                let busy = try Int.fetchOne(db.cachedStatement(sql: """
+                    SELECT COUNT(*) FROM webhook_deliveries WHERE endpoint_id = ? AND state = 'waiting' AND lease_until > ?
+                    """), arguments: [endpoint, now]) ?? 0
+                let room = min(limit, max(0, perEndpoint - busy))
+                guard room > 0 else { continue }
+                rows += try Row.fetchAll(db.cachedStatement(sql: """
+                    SELECT d.id, d.attempts, \(Self.eventColumns), \(Self.endpointColumns), d.due_at
+                    FROM webhook_deliveries d
+                    JOIN outbox_events e ON e.id = d.event_id
+                    JOIN webhook_endpoints w ON w.id = d.endpoint_id
+                    WHERE d.endpoint_id = ?1 AND d.state = 'waiting' AND d.due_at <= ?2 AND (d.lease_until IS NULL OR d.lease_until <= ?2)
+                    ORDER BY d.due_at, d.id LIMIT ?3
+                    """), arguments: [endpoint, now, room])
+            }
+            rows.sort { (($0[17] as Int64), ($0[0] as Int64)) < (($1[17] as Int64), ($1[0] as Int64)) }
             var claimed: [WebhookDelivery] = []
-            for row in rows {
+            for row in rows.prefix(limit) {
                 let id: Int64 = row[0]
                 try db.cachedStatement(sql: "UPDATE webhook_deliveries SET lease_owner = ?, lease_until = ? WHERE id = ?")
                     .execute(arguments: [worker, leaseUntil, id])

@@ -490,6 +490,13 @@ public enum KioskSchema {
                 CREATE INDEX push_fanouts_waiting ON push_fanouts (event_id) WHERE done = 0;
                 """)
         }
+        // Claims take each endpoint's room and oldest due deliveries (`claimDeliveries(perEndpoint:)`).
+        migrator.registerMigration("v18: webhook deliveries by endpoint") { db in
+            try db.execute(sql: """
+                CREATE INDEX webhook_deliveries_due_by_endpoint ON webhook_deliveries (endpoint_id, due_at, id) WHERE state = 'waiting';
+                CREATE INDEX webhook_deliveries_leased_by_endpoint ON webhook_deliveries (endpoint_id, lease_until) WHERE state = 'waiting';
+                """)
+        }
         return migrator
     }
 

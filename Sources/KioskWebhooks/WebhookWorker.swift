@@ -22,6 +22,9 @@ package final class WebhookWorker: Service, Sendable {
         package var leaseSeconds: Int64
         /// Tries in flight at most.
         package var concurrency: Int
+        /// Tries in flight to one endpoint at most (over every worker sharing the store): an endpoint that
+        /// does not answer holds only these places, and the others' deliveries go on.
+        package var perEndpoint: Int
         /// Events offered to endpoints per store call.
         package var dispatchLimit: Int
         /// Events older than this (seconds) are deleted once every endpoint has been offered them.
@@ -39,8 +42,9 @@ package final class WebhookWorker: Service, Sendable {
         package init(interval: Duration = .seconds(1), leaseSeconds: Int64 = 60, concurrency: Int = 16, dispatchLimit: Int = 500,
                     keepEventsSeconds: Int64 = 30 * 86_400, pruneInterval: Duration = .seconds(3_600),
                     backlogInterval: Duration = .seconds(10), maximumBackoff: Duration = .seconds(30),
-                    passLength: Duration = .seconds(10)) {
+                    passLength: Duration = .seconds(10), perEndpoint: Int? = nil) {
             self.interval = interval; self.leaseSeconds = max(leaseSeconds, 1); self.concurrency = max(concurrency, 1)
+            self.perEndpoint = max(perEndpoint ?? concurrency / 4, 1)
             self.dispatchLimit = max(dispatchLimit, 1); self.keepEventsSeconds = max(keepEventsSeconds, 0)
             self.pruneInterval = pruneInterval; self.backlogInterval = backlogInterval; self.maximumBackoff = maximumBackoff
             self.passLength = passLength
@@ -181,8 +185,10 @@ package final class WebhookWorker: Service, Sendable {
                     let now = clock.now
                     do {
                         let claimed = try await store.claimDeliveries(worker: identity, now: now, leaseUntil: now + options.leaseSeconds,
-                                                                      limit: limit - inFlight)
-                        claimedAll = claimed.count < limit - inFlight
+                                                                      limit: limit - inFlight, perEndpoint: options.perEndpoint)
+                        // Fewer than asked, or none, may only mean that some endpoints are full: while tries are in
+                        // flight, ask again as each ends.
+                        claimedAll = claimed.isEmpty && inFlight == 0
                         for delivery in claimed {
                             inFlight += 1
                             group.addTask { await self.deliver(delivery, endpoints: endpoints) }

@@ -15,7 +15,7 @@ public struct StoreConformance: Sendable {
         case demoQuota, demoGrants, signInFailures, statistics, catalogueVersion, search
         case console, accounts, editionIssues, restoring, webKiosks, storeProducts
         case purchases, purchaseRaces
-        case changeEvents, eventLog, webhookEndpoints, webhookDispatch, webhookDeliveries
+        case changeEvents, eventLog, webhookEndpoints, webhookDispatch, webhookDeliveries, webhookFairness
         case pushRegistrations, pushFanOut
     }
 
@@ -57,6 +57,7 @@ public struct StoreConformance: Sendable {
         case .webhookEndpoints: try await webhookEndpoints()
         case .webhookDispatch: try await webhookDispatch()
         case .webhookDeliveries: try await webhookDeliveries()
+        case .webhookFairness: try await webhookFairness()
         case .pushRegistrations: try await pushRegistrations()
         case .pushFanOut: try await pushFanOut()
         }

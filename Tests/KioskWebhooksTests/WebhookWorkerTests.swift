@@ -64,6 +64,24 @@ import Testing
         #expect(sender.peak.withLock { $0 } >= 2)
     }
 
+    /// An endpoint with the oldest backlog that answers slowly holds its `perEndpoint` places only: the other
+    /// endpoint's tries run beside them and all end before the slow one's last.
+    @Test func anEndpointThatDoesNotAnswerHoldsOnlyItsOwnPlaces() async throws {
+        let store = WebhookStoreDouble(endpoints: [Self.endpoint(1, "slow")])
+        for _ in 0..<6 { store.append(.readerAdded) }
+        _ = try await store.dispatchEvents(limit: 100, at: store.now)
+        store.addEndpoint(Self.endpoint(2, "quick"))
+        for _ in 0..<6 { store.append(.readerAdded) }
+        let sender = SenderDouble(statuses: [:], delays: ["slow": .milliseconds(300)])
+        let worker = Self.worker(store: store, sender: sender, options: .init(concurrency: 8, perEndpoint: 2))
+        let pass = await worker.runPass()
+        #expect(pass.tried == 6 + 12)
+        #expect(sender.peaks.withLock { $0["slow"] } == 2, "the slow one never held more than its places")
+        let order = sender.ended.withLock { $0 }
+        let lastSlow = try #require(order.lastIndex(of: "slow"))
+        #expect(order.filter { $0 == "quick" }.count == 6 && order[..<lastSlow].filter { $0 == "quick" }.count == 6, "\(order)")
+    }
+
     @Test func aLongPassStopsLeasingAndAsksForAnother() async throws {
         let store = WebhookStoreDouble(endpoints: [Self.endpoint(1, "slow")])
         for _ in 0..<10 { store.append(.readerAdded) }
@@ -185,6 +203,7 @@ final class WebhookStoreDouble: WebhookStore, EventLog, KioskClock, Sendable {
 
     var now: Int64 { state.withLock { $0.time } }
     func advance(by seconds: Int64) { state.withLock { $0.time += seconds } }
+    func addEndpoint(_ endpoint: WebhookEndpoint) { state.withLock { $0.endpoints.append(endpoint) } }
 
     func append(_ type: EventType) {
         state.withLock { state in
@@ -206,16 +225,22 @@ final class WebhookStoreDouble: WebhookStore, EventLog, KioskClock, Sendable {
         }
     }
 
-    func claimDeliveries(worker: String, now: Int64, leaseUntil: Int64, limit: Int) async throws -> [WebhookDelivery] {
+    func claimDeliveries(worker: String, now: Int64, leaseUntil: Int64, limit: Int, perEndpoint: Int) async throws -> [WebhookDelivery] {
         claims.withLock { $0 += 1 }
         if failClaims.withLock({ count in defer { count = max(0, count - 1) }; return count > 0 }) {
             throw DoubleFailure()
         }
         return state.withLock { state in
             var claimed: [WebhookDelivery] = []
+            var busy: [Int64: Int] = [:]
+            for pending in state.pending where pending.leasedTo != nil && pending.leaseUntil > now {
+                busy[pending.delivery.endpoint.id, default: 0] += 1
+            }
             for index in state.pending.indices where claimed.count < limit {
                 let pending = state.pending[index]
-                guard pending.due <= now, pending.leasedTo == nil || pending.leaseUntil <= now else { continue }
+                guard pending.due <= now, pending.leasedTo == nil || pending.leaseUntil <= now,
+                      busy[pending.delivery.endpoint.id, default: 0] < perEndpoint else { continue }
+                busy[pending.delivery.endpoint.id, default: 0] += 1
                 state.pending[index].leasedTo = worker
                 state.pending[index].leaseUntil = leaseUntil
                 var delivery = pending.delivery
@@ -281,15 +306,30 @@ struct DoubleFailure: Error, CustomStringConvertible {
 final class SenderDouble: WebhookSending, Sendable {
     let statuses: [String: Int]
     let delay: Duration
+    /// Endpoints (by name) answering after a delay of their own.
+    let delays: [String: Duration]
     let peak = Mutex(0)
+    /// The most tries in flight per endpoint name.
+    let peaks = Mutex<[String: Int]>([:])
+    /// Endpoint names in the order their tries ended.
+    let ended = Mutex<[String]>([])
     private let inFlight = Mutex(0)
+    private let inFlightByName = Mutex<[String: Int]>([:])
 
-    init(statuses: [String: Int], delay: Duration = .zero) { self.statuses = statuses; self.delay = delay }
+    init(statuses: [String: Int], delay: Duration = .zero, delays: [String: Duration] = [:]) {
+        self.statuses = statuses; self.delay = delay; self.delays = delays
+    }
 
     func send(_ delivery: WebhookDelivery, timestamp: Int64) async -> WebhookSendResult {
+        let name = delivery.endpoint.name
         let now = inFlight.withLock { count in count += 1; return count }
         peak.withLock { $0 = max($0, now) }
-        if delay > .zero { try? await Task.sleep(for: delay) }
+        let own = inFlightByName.withLock { counts in counts[name, default: 0] += 1; return counts[name, default: 0] }
+        peaks.withLock { $0[name] = max($0[name, default: 0], own) }
+        let wait = delays[name] ?? delay
+        if wait > .zero { try? await Task.sleep(for: wait) }
+        inFlightByName.withLock { $0[name, default: 0] -= 1 }
+        ended.withLock { $0.append(name) }
         inFlight.withLock { $0 -= 1 }
         let status = statuses[delivery.endpoint.name] ?? 200
         return WebhookSendResult(outcome: WebhookRetries.outcome(status: status, retryAfter: nil), status: status,

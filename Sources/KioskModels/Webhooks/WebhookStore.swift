@@ -19,9 +19,11 @@ public protocol WebhookStore: Sendable {
     /// Offers the events not yet offered (oldest first, at most `limit`) to the endpoints enabled then that
     /// receive them: one delivery each, due at `now`. One instance at a time; returns how many events were offered.
     func dispatchEvents(limit: Int, at now: Int64) async throws -> Int
-    /// Leases up to `limit` deliveries due at `now` (enabled endpoints only) to `worker` until `leaseUntil`.
-    /// A delivery leased to a worker whose lease has not run out is not taken.
-    func claimDeliveries(worker: String, now: Int64, leaseUntil: Int64, limit: Int) async throws -> [WebhookDelivery]
+    /// Leases up to `limit` deliveries due at `now` (enabled endpoints only) to `worker` until `leaseUntil`,
+    /// oldest due first, and at most `perEndpoint` of one endpoint's counting those leased to any worker and
+    /// not run out (two claimers at the same moment may each fill an endpoint's room), so that an endpoint
+    /// that does not answer holds only its own places. A delivery leased to a worker whose lease has not run out is not taken.
+    func claimDeliveries(worker: String, now: Int64, leaseUntil: Int64, limit: Int, perEndpoint: Int) async throws -> [WebhookDelivery]
     /// Records a try and what follows it, if `worker` still holds the lease (false otherwise: nothing is written).
     func finishDelivery(_ delivery: WebhookDelivery, worker: String, attempt: DeliveryAttempt, next: WebhookRetries.Next,
                         endpoint: WebhookRetries.EndpointChange) async throws -> Bool
@@ -32,6 +34,13 @@ public protocol WebhookStore: Sendable {
     func redeliver(eventID: Int64, endpointID: Int64, at now: Int64) async throws -> Bool
     /// How many deliveries wait, and since when the oldest due one has (Unix seconds; nil when none).
     func deliveryBacklog(at now: Int64) async throws -> (waiting: Int, oldestDue: Int64?)
+}
+
+extension WebhookStore {
+    /// `claimDeliveries` without a bound per endpoint.
+    public func claimDeliveries(worker: String, now: Int64, leaseUntil: Int64, limit: Int) async throws -> [WebhookDelivery] {
+        try await claimDeliveries(worker: worker, now: now, leaseUntil: leaseUntil, limit: limit, perEndpoint: .max)
+    }
 }
 
 /// A change an operator makes to one endpoint, stored without rewriting the rest of its row.
