@@ -184,6 +184,16 @@ struct AppleRefusedTests {
         #expect(error?.message.contains("none") == true)
     }
 
+    /// RFC 7515, 4.1.11: a JWS with a critical extension not understood is refused; the App Store uses none.
+    @Test func criticalHeaderExtension() async throws {
+        for crit in [["exp"], [String]()] as [[String]] {
+            let jws = try authority.sign(payloadJSON: AppleTestAuthority.json(AppleTestAuthority.transactionPayload()),
+                                         header: ["alg": "ES256", "x5c": authority.x5c, "crit": crit])
+            let error = await transactionRefusal(jws)
+            #expect(error?.reason == .malformed && error?.message.contains("crit") == true, "\(crit): \(String(describing: error))")
+        }
+    }
+
     @Test func algorithmHS256() async throws {
         // The classic confusion: an HMAC keyed with the leaf's public key, which anyone has.
         let header = AppleTestAuthority.base64URL(try AppleTestAuthority.json(["alg": "HS256", "x5c": authority.x5c]))

@@ -4,7 +4,8 @@ import KioskModels
 /// A JWS in compact serialization as the App Store signs it, split and decoded; nothing verified yet.
 ///
 /// Parsing refuses, in this order: not three parts, a header that is not base64url JSON, an algorithm other
-/// than ES256 (the header's `alg` never chooses how to verify), an `x5c` that is not three base64 DER
+/// than ES256 (the header's `alg` never chooses how to verify), extensions marked critical (`crit`: the App
+/// Store uses none, and RFC 7515 has a JWS with one not understood refused), an `x5c` that is not three base64 DER
 /// certificates, a payload that is not base64url, a signature that is not base64url.
 struct AppleCompactJWS {
     /// The ASCII bytes the signature covers: `header.payload` as received.
@@ -21,6 +22,7 @@ struct AppleCompactJWS {
     private struct Header: Decodable {
         let alg: String?
         let x5c: [String]?
+        let crit: [String]?
     }
 
     /// `what` names the signed data in messages ("transaction", "notification").
@@ -61,6 +63,11 @@ struct AppleCompactJWS {
         guard alg == Self.algorithm else {
             throw PurchaseVerificationError(
                 .algorithm, "the \(what) is signed with \(alg.prefix(32)); the App Store signs with ES256 only")
+        }
+        if let crit = header.crit {
+            throw PurchaseVerificationError(
+                .malformed, "the \(what)'s JWS header marks \(crit.prefix(4).map { $0.prefix(32) }) as critical (crit); "
+                    + "the App Store uses no such extension")
         }
         guard let x5c = header.x5c else {
             throw PurchaseVerificationError(.certificateChain, "the \(what)'s JWS header has no certificate chain (x5c)")
