@@ -56,10 +56,11 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(ROOT, "Tests", "Clients"))
+sys.path.insert(0, HERE)
+from machine import cpu_seconds, load_average, machine  # noqa: E402  (Benchmarks/machine.py)
 import purchases  # noqa: E402  (Tests/Clients/purchases.py)
 import crash_check  # noqa: E402  (Tests/Clients/crash_check.py)
 
-CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 UNSOLD = "cat.elpunt.quiosc.setmanal"   # not among quiosc's products: its notifications are recorded
 DAY = 86400
 MONTH = 30 * DAY
@@ -102,12 +103,6 @@ def sign_phase(pool, path, phase, subscriptions, product, first_signed_ms):
 
 # MARK: - Measuring
 
-def cpu_seconds(pid):
-    """utime + stime of a process (all its threads), in seconds."""
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
-
 
 def cpu_wait_seconds(pid):
     """Time the process's threads have waited for a processor (run queue, /proc/PID/task/*/schedstat), in seconds:
@@ -120,11 +115,6 @@ def cpu_wait_seconds(pid):
         except FileNotFoundError:   # a thread that ended meanwhile
             pass
     return total / 1e9
-
-
-def load_average():
-    with open("/proc/loadavg") as f:
-        return [float(v) for v in f.read().split()[:3]]
 
 
 class Wrk:
@@ -477,16 +467,6 @@ class Bench:
             print(f"catalogue p99, storm ÷ baseline: " + ", ".join(f"{n} {r:.2f}×" for n, r in ratios.items())
                   + f" (target ≤ 1.20×: {'met' if met else 'MISSED'})", flush=True)
         self.check_database()
-
-
-def machine():
-    model = ""
-    with open("/proc/cpuinfo") as f:
-        for line in f:
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    return f"{model}, {os.cpu_count()} CPUs"
 
 
 def main():

@@ -66,11 +66,12 @@ import traceback
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(ROOT, "Tests", "Clients"))
+sys.path.insert(0, HERE)
+from machine import cpu_seconds, load_average, machine  # noqa: E402  (Benchmarks/machine.py)
 import cluster as kiosk_cluster  # noqa: E402  (Tests/Clients/cluster.py)
 import crash_check  # noqa: E402  (Tests/Clients/crash_check.py)
 from cluster import SetupError, free_port, metric  # noqa: E402
 
-CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 NGINX = "/usr/sbin/nginx"
 OPERATOR = ("olga", "operator-secret-webhook-bench")
 PUBLISH_EDITION = 8          # free in quiosc: every registration that names no edition hears of its issues
@@ -78,27 +79,6 @@ APP = "quiosc"
 
 
 # MARK: - Measuring
-
-def cpu_seconds(pid):
-    """utime + stime of a process (all its threads), in seconds."""
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
-
-
-def load_average():
-    with open("/proc/loadavg") as f:
-        return [float(v) for v in f.read().split()[:3]]
-
-
-def machine():
-    model = ""
-    with open("/proc/cpuinfo") as f:
-        for line in f:
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    return f"{model}, {os.cpu_count()} CPUs"
 
 
 def percentile(values, p):
