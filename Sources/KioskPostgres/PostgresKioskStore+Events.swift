@@ -240,7 +240,8 @@ extension PostgresKioskStore {
                         ORDER BY d.due_at, d.id
                         LIMIT GREATEST(0, LEAST(\(Int64(limit)), \(perEndpoint) - (
                             SELECT COUNT(*) FROM webhook_deliveries b
-                            WHERE b.endpoint_id = w.id AND b.state = 'waiting' AND b.lease_until > \(now))))
+                            WHERE b.endpoint_id = w.id AND b.state = 'waiting' AND b.lease_until > \(now)
+                              AND b.lease_owner = \(worker))))
                         FOR UPDATE OF d SKIP LOCKED) p
                     WHERE w.enabled
                     ORDER BY p.due_at, p.id LIMIT \(limit)),

@@ -192,8 +192,9 @@ extension SQLiteKioskStore {
             var rows: [Row] = []
             for endpoint in try Int64.fetchAll(db, sql: "SELECT id FROM webhook_endpoints WHERE enabled ORDER BY id") {
                 let busy = try Int.fetchOne(db.cachedStatement(sql: """
-                    SELECT COUNT(*) FROM webhook_deliveries WHERE endpoint_id = ? AND state = 'waiting' AND lease_until > ?
-                    """), arguments: [endpoint, now]) ?? 0
+                    SELECT COUNT(*) FROM webhook_deliveries
+                    WHERE endpoint_id = ? AND state = 'waiting' AND lease_until > ? AND lease_owner = ?
+                    """), arguments: [endpoint, now, worker]) ?? 0
                 let room = min(limit, max(0, perEndpoint - busy))
                 guard room > 0 else { continue }
                 rows += try Row.fetchAll(db.cachedStatement(sql: """

@@ -22,8 +22,8 @@ package final class WebhookWorker: Service, Sendable {
         package var leaseSeconds: Int64
         /// Tries in flight at most.
         package var concurrency: Int
-        /// Tries in flight to one endpoint at most (over every worker sharing the store): an endpoint that
-        /// does not answer holds only these places, and the others' deliveries go on.
+        /// Tries in flight to one endpoint at most: an endpoint that does not answer holds only these of the
+        /// worker's places, and the others' deliveries go on.
         package var perEndpoint: Int
         /// Events offered to endpoints per store call.
         package var dispatchLimit: Int

@@ -487,8 +487,9 @@ extension StoreConformance {
         #expect(try await store.claimDeliveries(worker: "w6", now: t + 2_100, leaseUntil: t + 2_200, limit: 100).map(\.id) == [retry.id])
     }
 
-    /// At most `perEndpoint` of one endpoint leased at once, counting every worker's leases: an endpoint with
-    /// the oldest backlog that does not answer holds its own places only, and the others' deliveries go on.
+    /// At most `perEndpoint` of one endpoint leased to a worker at once: an endpoint with the oldest backlog
+    /// that does not answer holds its own places of the worker's only, and the others' deliveries go on;
+    /// another worker's leases (perhaps of a worker that died) do not count.
     func webhookFairness() async throws {
         let t = Self.t0
         let fair = try await makeStore()
@@ -500,16 +501,19 @@ extension StoreConformance {
         #expect(try await fair.dispatchEvents(limit: 100, at: t + 1) == 6)
         let first = try await fair.claimDeliveries(worker: "w1", now: t + 1, leaseUntil: t + 60, limit: 6, perEndpoint: 2)
         #expect(first.map(\.endpoint.id) == [slow.id, slow.id, quick.id, quick.id], "oldest due first, two of each")
-        #expect(try await fair.claimDeliveries(worker: "w2", now: t + 1, leaseUntil: t + 60, limit: 6, perEndpoint: 2) == [],
-                "both full with w1's leases")
+        #expect(try await fair.claimDeliveries(worker: "w1", now: t + 1, leaseUntil: t + 60, limit: 6, perEndpoint: 2) == [],
+                "both full of w1's leases")
         for delivery in first where delivery.endpoint.id == quick.id {
             let done = DeliveryAttempt(deliveryID: delivery.id, endpointID: quick.id, eventID: delivery.event.id, eventType: .readerAdded,
                                        attempt: 1, time: t + 2, status: 204, latencyMilliseconds: 3, answer: "")
             #expect(try await fair.finishDelivery(delivery, worker: "w1", attempt: done, next: .done, endpoint: .none))
         }
-        let next = try await fair.claimDeliveries(worker: "w2", now: t + 2, leaseUntil: t + 60, limit: 6, perEndpoint: 2)
+        let next = try await fair.claimDeliveries(worker: "w1", now: t + 2, leaseUntil: t + 60, limit: 6, perEndpoint: 2)
         #expect(next.map(\.endpoint.id) == [quick.id, quick.id], "the quick one's places came free; the slow one's did not")
         #expect(Set(next.map(\.id)).isDisjoint(with: first.map(\.id)))
+        let other = try await fair.claimDeliveries(worker: "w2", now: t + 2, leaseUntil: t + 60, limit: 6, perEndpoint: 2)
+        #expect(other.map(\.endpoint.id) == [slow.id, slow.id, quick.id, quick.id], "w1's leases do not take w2's places")
+        #expect(Set(other.map(\.id)).isDisjoint(with: (first + next).map(\.id)))
         let unbounded = try await fair.claimDeliveries(worker: "w3", now: t + 60, leaseUntil: t + 120, limit: 6)
         #expect(unbounded.count == 6 && unbounded.prefix(6).allSatisfy { $0.endpoint.id == slow.id },
                 "without a bound, the oldest six: \(unbounded.map { "\($0.endpoint.name) \($0.event.publicID)" })")

@@ -233,7 +233,7 @@ final class WebhookStoreDouble: WebhookStore, EventLog, KioskClock, Sendable {
         return state.withLock { state in
             var claimed: [WebhookDelivery] = []
             var busy: [Int64: Int] = [:]
-            for pending in state.pending where pending.leasedTo != nil && pending.leaseUntil > now {
+            for pending in state.pending where pending.leasedTo == worker && pending.leaseUntil > now {
                 busy[pending.delivery.endpoint.id, default: 0] += 1
             }
             for index in state.pending.indices where claimed.count < limit {
