@@ -52,9 +52,9 @@ public struct ServeComposition: Sendable {
         var groupConfiguration = ServiceGroupConfiguration(services: database.services + [serving],
                                                            gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
         // A request still unfinished after this (a client sending its body a byte at a time) is cut, so a stop
-        // ends within `Deploy/kiosk.service`'s TimeoutStopSec (30 s) rather than being killed there.
+        // ends within `Deploy/kiosk.service`'s TimeoutStopSec (30 s) rather than being killed there. No limit on
+        // the cancellation that follows: ServiceLifecycle ends a cancellation over its limit with a fatal error.
         groupConfiguration.maximumGracefulShutdownDuration = Self.gracefulShutdownLimit
-        groupConfiguration.maximumCancellationDuration = .seconds(5)
         let group = ServiceGroup(configuration: groupConfiguration)
         do {
             try await group.run()
