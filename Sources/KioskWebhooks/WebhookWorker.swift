@@ -181,7 +181,9 @@ package final class WebhookWorker: Service, Sendable {
                     claimedAll = true
                     cutShort = true
                 }
-                if !claimedAll, inFlight <= limit / 2, !Task.isShuttingDownGracefully, !Task.isCancelled {
+                // Claims come in batches of at least one endpoint's room, so that places left by endpoints that
+                // do not answer are filled while they hold theirs.
+                if !claimedAll, limit - inFlight >= min(limit, options.perEndpoint), !Task.isShuttingDownGracefully, !Task.isCancelled {
                     let now = clock.now
                     do {
                         let claimed = try await store.claimDeliveries(worker: identity, now: now, leaseUntil: now + options.leaseSeconds,

@@ -74,7 +74,7 @@ import Testing
 
     /// 64 open streams are the most one account holds (the next `429`, while another account still gets
     /// one), 256 the most an instance serves (the next `503` at once, whoever asks), and a place comes free
-    /// once a reader leaves (noticed at the latest at the next keep-alive).
+    /// once a reader leaves (noticed when a write to it fails: within two keep-alives).
     @Test func pastTheMostStreamsTheNextIsRefusedUntilOneLeaves() async throws {
         let kiosk = try await Self.kiosk()
         let controller = EventStreamController()

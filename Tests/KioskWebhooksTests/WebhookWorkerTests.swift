@@ -82,6 +82,24 @@ import Testing
         #expect(order.filter { $0 == "quick" }.count == 6 && order[..<lastSlow].filter { $0 == "quick" }.count == 6, "\(order)")
     }
 
+    /// Three slow endpoints hold 6 of 8 places: the quick endpoint's tries use the 2 left, and all end before
+    /// the first slow try does.
+    @Test func placesLeftBySlowEndpointsAreFilledWhileTheyHoldTheirs() async throws {
+        let store = WebhookStoreDouble(endpoints: (1...3).map { Self.endpoint($0, "slow\($0)") })
+        for _ in 0..<4 { store.append(.readerAdded) }
+        _ = try await store.dispatchEvents(limit: 100, at: store.now)
+        store.addEndpoint(Self.endpoint(4, "quick"))
+        for _ in 0..<6 { store.append(.readerAdded) }
+        let slow: [String: Duration] = ["slow1": .milliseconds(400), "slow2": .milliseconds(400), "slow3": .milliseconds(400)]
+        let sender = SenderDouble(statuses: [:], delays: slow)
+        let worker = Self.worker(store: store, sender: sender, options: .init(concurrency: 8, perEndpoint: 2))
+        let pass = await worker.runPass()
+        #expect(pass.tried == 3 * 10 + 6)
+        let order = sender.ended.withLock { $0 }
+        let firstSlow = try #require(order.firstIndex { $0.hasPrefix("slow") })
+        #expect(order[..<firstSlow].filter { $0 == "quick" }.count == 6, "\(order)")
+    }
+
     @Test func aLongPassStopsLeasingAndAsksForAnother() async throws {
         let store = WebhookStoreDouble(endpoints: [Self.endpoint(1, "slow")])
         for _ in 0..<10 { store.append(.readerAdded) }
