@@ -238,7 +238,7 @@ extension PostgresKioskStore {
                         WHERE d.endpoint_id = w.id AND d.state = 'waiting' AND d.due_at <= \(now)
                           AND (d.lease_until IS NULL OR d.lease_until <= \(now))
                         ORDER BY d.due_at, d.id
-                        LIMIT GREATEST(0, LEAST(\(Int64(clamping: limit)), \(perEndpoint) - (
+                        LIMIT GREATEST(0, LEAST(\(Int64(clamping: limit)), (CASE WHEN w.failing_since IS NULL THEN \(perEndpoint) ELSE 1 END) - (
                             SELECT COUNT(*) FROM webhook_deliveries b
                             WHERE b.endpoint_id = w.id AND b.state = 'waiting' AND b.lease_until > \(now)
                               AND b.lease_owner = \(worker))))

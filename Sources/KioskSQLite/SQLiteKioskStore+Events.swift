@@ -190,12 +190,15 @@ extension SQLiteKioskStore {
         try await write { db in
             let limit = max(0, limit)
             var rows: [Row] = []
-            for endpoint in try Int64.fetchAll(db, sql: "SELECT id FROM webhook_endpoints WHERE enabled ORDER BY id") {
+            let endpoints = try Row.fetchAll(db, sql: """
+                SELECT id, failing_since IS NOT NULL FROM webhook_endpoints WHERE enabled ORDER BY id
+                """).map { (id: $0[0] as Int64, failing: $0[1] as Bool) }
+            for (endpoint, failing) in endpoints {
                 let busy = try Int.fetchOne(db.cachedStatement(sql: """
                     SELECT COUNT(*) FROM webhook_deliveries
                     WHERE endpoint_id = ? AND state = 'waiting' AND lease_until > ? AND lease_owner = ?
                     """), arguments: [endpoint, now, worker]) ?? 0
-                let room = min(limit, max(0, perEndpoint - busy))
+                let room = min(limit, max(0, (failing ? 1 : perEndpoint) - busy))
                 guard room > 0 else { continue }
                 rows += try Row.fetchAll(db.cachedStatement(sql: """
                     SELECT d.id, d.attempts, \(Self.eventColumns), \(Self.endpointColumns), d.due_at

@@ -7,11 +7,15 @@ import Testing
 struct FCMSenderTests {
     static let retry = PushRetryPolicy(maximumAttempts: 3, initialBackoff: .milliseconds(10), maximumBackoff: .seconds(5))
 
+    /// With 60 s for each request to the stand-in, as `APNsFixture`: a Python process on a machine the whole
+    /// suite keeps busy can take longer than the production 10 s to sign a token or answer a send.
     static func sender(_ standIn: FCMStandIn) throws -> FCMSender {
         let tokens = GoogleAccessTokens(
-            account: try standIn.serviceAccount(), scope: GoogleAccessTokens.firebaseMessagingScope, httpClient: standIn.httpClient)
+            account: try standIn.serviceAccount(), scope: GoogleAccessTokens.firebaseMessagingScope, httpClient: standIn.httpClient,
+            timeout: .seconds(60))
         return try FCMSender(
-            tokens: tokens, configuration: FCMConfiguration(projectID: FCMStandIn.project, baseURL: standIn.baseURL, retry: retry),
+            tokens: tokens,
+            configuration: FCMConfiguration(projectID: FCMStandIn.project, baseURL: standIn.baseURL, retry: retry, timeout: .seconds(60)),
             httpClient: standIn.httpClient)
     }
 

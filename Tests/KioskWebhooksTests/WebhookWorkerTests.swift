@@ -257,7 +257,9 @@ final class WebhookStoreDouble: WebhookStore, EventLog, KioskClock, Sendable {
             for index in state.pending.indices where claimed.count < limit {
                 let pending = state.pending[index]
                 guard pending.due <= now, pending.leasedTo == nil || pending.leaseUntil <= now,
-                      busy[pending.delivery.endpoint.id, default: 0] < perEndpoint else { continue }
+                      busy[pending.delivery.endpoint.id, default: 0]
+                        < (state.endpoints.first { $0.id == pending.delivery.endpoint.id }?.failingSince == nil ? perEndpoint : 1)
+                else { continue }
                 busy[pending.delivery.endpoint.id, default: 0] += 1
                 state.pending[index].leasedTo = worker
                 state.pending[index].leaseUntil = leaseUntil
