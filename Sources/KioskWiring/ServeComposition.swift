@@ -33,9 +33,6 @@ public struct ServeComposition: Sendable {
         self.logLevel = logLevel
     }
 
-    /// How long a graceful stop waits for requests in flight before cancelling them.
-    public static let gracefulShutdownLimit: Duration = .seconds(20)
-
     /// Runs the server in one service group (SIGTERM and SIGINT shut it down gracefully): the database's
     /// services (PostgreSQL's pool and catalogue listener) first, then `serve`, which they outlive.
     public func run() async throws {
@@ -49,13 +46,8 @@ public struct ServeComposition: Sendable {
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: metrics.registry))   // once per process: here
         let database = try DatabaseWiring.prepare(configuration, observer: metrics)
         let serving = Serving { [self, configuration] in try await serve(configuration, database: database, metrics: metrics, logger: logger) }
-        var groupConfiguration = ServiceGroupConfiguration(services: database.services + [serving],
-                                                           gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
-        // A request still unfinished after this (a client sending its body a byte at a time) is cut, so a stop
-        // ends within `Deploy/kiosk.service`'s TimeoutStopSec (30 s) rather than being killed there. No limit on
-        // the cancellation that follows: ServiceLifecycle ends a cancellation over its limit with a fatal error.
-        groupConfiguration.maximumGracefulShutdownDuration = Self.gracefulShutdownLimit
-        let group = ServiceGroup(configuration: groupConfiguration)
+        let group = ServiceGroup(configuration: .init(services: database.services + [serving],
+                                                      gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         do {
             try await group.run()
         } catch {
