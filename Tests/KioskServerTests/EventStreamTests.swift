@@ -177,65 +177,6 @@ import Testing
         #expect(answers[6].status == 400 && answers[6].body.contains("newer than the newest"), "\(answers[6])")
     }
 
-    /// Streams that never read hold at most a page of events each: 30 of them from the start of 60 000 events
-    /// (about 12 MB each as server-sent events, well past what the kernel's socket buffers take) leave the real
-    /// binary's resident memory within 64 MiB of where it was, while one reader beside them reads every event.
-    @Test func streamsThatNeverReadHoldNoMoreThanAPageEach() async throws {
-        let directory = temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let hash = try await PasswordHashing().hash(Self.operatorPassword, cost: 4)
-        let config = try writeTestConfiguration(in: directory) {
-            $0 + "\noperators:\n  - { username: olga, password_hash: \"\(hash)\", role: operator }\n"
-        }
-        let readers = 60_000
-        var csv = "username,name,email,password\n"
-        for i in 0..<readers { csv += "r\(i),Reader \(i),r\(i)@example.cat,0123456789abcdef0123456789abcdef\n" }
-        let csvPath = directory.appendingPathComponent("readers.csv").path
-        try csv.write(toFile: csvPath, atomically: true, encoding: .utf8)
-        let imported = try await ServerProcess.run(["user", "import", "--config", config, csvPath])
-        #expect(imported.status == 0, "\(imported.errors)")
-        let server = try await ServerProcess(["--config", config], environment: ["KIOSK_SECRET": String(repeating: "e", count: 40)])
-        let output = try await runClient("python3", ["-c", """
-            import base64, json, socket, time
-            auth = base64.b64encode(b"olga:\(Self.operatorPassword)").decode()
-            def rss():
-                with open("/proc/\(server.pid)/status") as f:
-                    return next(int(line.split()[1]) for line in f if line.startswith("VmRSS:")) * 1024
-            def request(follow):
-                s = socket.socket()
-                s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-                s.settimeout(60)
-                s.connect(("127.0.0.1", \(server.port)))
-                s.sendall(("GET /events?after=0&follow=" + follow + " HTTP/1.1\\r\\nHost: x\\r\\nAuthorization: Basic "
-                           + auth + "\\r\\nAccept: text/event-stream\\r\\n\\r\\n").encode())
-                return s
-            before = rss()
-            idle = [request("true") for _ in range(30)]
-            for s in idle:
-                assert s.recv(512).startswith(b"HTTP/1.1 200"), "a stream was refused"
-            reader, received = request("false"), bytearray()
-            while True:
-                part = reader.recv(1 << 16)
-                if not part:
-                    break
-                received += part
-                if received.endswith(b"\\r\\n0\\r\\n\\r\\n"):
-                    break
-            time.sleep(2)
-            after = rss()
-            print(json.dumps({"before": before, "after": after, "events": received.count(b"\\nid: evt_"),
-                              "bytes": len(received)}))
-            for s in idle:
-                s.close()
-            """])
-        let report = try #require(try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String: Any], "\(output)")
-        let (before, after) = (report["before"] as? Int ?? 0, report["after"] as? Int ?? .max)
-        #expect((report["events"] as? Int ?? 0) >= readers, "the reader beside them read every event: \(report)")
-        #expect(after - before < 64 << 20, "resident memory grew \((after - before) >> 20) MiB: \(report)")
-        server.signal(SIGTERM)
-        #expect(try await server.waitForExit(timeout: .seconds(30)) == 0)
-    }
-
     /// A graceful stop (SIGTERM) of the real binary ends a following stream properly (the chunked body's last
     /// chunk), and the process exits: an open stream does not hold the server up.
     @Test func aGracefulStopEndsAFollowingStream() async throws {
