@@ -223,9 +223,9 @@ extension PostgresKioskStore {
     typealias ClaimColumns = (Int64, Int, Int64, String, Int64, String,
                               Int64, String, String, String, String, String, String, Bool, String?, Int64?, Int64)
 
-    /// The deliveries another claimer is taking are skipped (`SKIP LOCKED`), not waited for; one whose
-    /// lease it committed is seen leased when rechecked.
-    /// Each enabled endpoint's oldest due, as many as its room (`LATERAL`), then the oldest of those.
+    /// Each enabled endpoint's oldest due, as many as its room (`LATERAL`), then the oldest of those. The
+    /// deliveries another claimer is taking are skipped (`SKIP LOCKED`), not waited for; one whose lease it
+    /// committed is seen leased when rechecked.
     public func claimDeliveries(worker: String, now: Int64, leaseUntil: Int64, limit: Int, perEndpoint: Int) async throws -> [WebhookDelivery] {
         let limit = max(0, limit)
         let perEndpoint = Int64(clamping: perEndpoint)

@@ -22,8 +22,8 @@ public protocol WebhookStore: Sendable {
     /// Leases up to `limit` deliveries due at `now` (enabled endpoints only) to `worker` until `leaseUntil`,
     /// oldest due first, and at most `perEndpoint` of one endpoint's counting those `worker` holds already (1
     /// while the endpoint is failing: one try probes it until one succeeds), so that an endpoint that does not
-    /// answer holds only its own places of the worker's. (Other workers' leases
-    /// do not count: a worker that died would otherwise hold an endpoint's places until its leases run out.)
+    /// answer holds only its own places of the worker's. Other workers' leases do not count: a worker that
+    /// died would otherwise hold an endpoint's places until its leases run out.
     /// A delivery leased to a worker whose lease has not run out is not taken.
     func claimDeliveries(worker: String, now: Int64, leaseUntil: Int64, limit: Int, perEndpoint: Int) async throws -> [WebhookDelivery]
     /// Records a try and what follows it, if `worker` still holds the lease (false otherwise: nothing is written).
